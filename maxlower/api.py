@@ -1,0 +1,79 @@
+"""The library entry points: `convert(model, opset)` and friends."""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+import onnx
+import onnx_ir as ir
+from onnx_ir.passes.common import CheckerPass, ShapeInferencePass
+
+from passes.errors import ConversionError
+from passes.version.convert import ConvertFamilyPass, Rewrite
+from passes.version.relabel import RelabelOtherOpsPass
+
+ModelLike = TypeVar("ModelLike", onnx.ModelProto, ir.Model)
+
+LATEST_OPSET = onnx.defs.onnx_opset_version()
+
+
+class InvalidModelError(ValueError):
+    """The input is not a model maxlower can work on (exit code 2 on the command line)."""
+
+
+def convert(model: ModelLike, opset: int) -> ModelLike:
+    """Convert `model` to `opset`, exactly; returns the same kind of object it was given.
+
+    The input is not modified. Raises ConversionError when some node has no exact form at
+    `opset`, and InvalidModelError when the input is not a usable model.
+    """
+    converted, _ = convert_with_report(model, opset)
+    return converted
+
+
+def convert_with_report(model: ModelLike, opset: int) -> tuple[ModelLike, list[Rewrite]]:
+    """`convert`, plus the list of rewrites it made (what the CLI prints)."""
+    ir_model = _to_ir(model)
+    rewrites = convert_ir_model(ir_model, opset)
+    if isinstance(model, onnx.ModelProto):
+        return ir.serde.serialize_model(ir_model), rewrites
+    return ir_model, rewrites
+
+
+def convert_ir_model(model: ir.Model, opset: int) -> list[Rewrite]:
+    """Convert an onnx_ir model in place. On error the model may be partly rewritten."""
+    check_target_opset(opset)
+    if "" not in model.opset_imports:
+        raise InvalidModelError("the model imports no default-domain ('' / ai.onnx) opset")
+    ShapeInferencePass(strict_mode=False)(model)
+    RelabelOtherOpsPass(opset)(model)
+    family = ConvertFamilyPass(opset)
+    family(model)
+    # IR 4 lets initializers (which rewrites add) stand apart from the graph inputs.
+    model.ir_version = max(model.ir_version, _min_ir_version(opset), 4)
+    CheckerPass(full_check=True)(model)
+    return family.rewrites
+
+
+def check_target_opset(opset: int) -> None:
+    if not 1 <= opset <= LATEST_OPSET:
+        raise InvalidModelError(
+            f"target opset {opset} is outside 1..{LATEST_OPSET}, the opsets this onnx "
+            f"({onnx.__version__}) knows"
+        )
+
+
+def _min_ir_version(opset: int) -> int:
+    return onnx.helper.find_min_ir_version_for([onnx.helper.make_opsetid("", opset)])
+
+
+def _to_ir(model: onnx.ModelProto | ir.Model) -> ir.Model:
+    if isinstance(model, onnx.ModelProto):
+        return ir.serde.deserialize_model(model)
+    if isinstance(model, ir.Model):
+        return model.clone()
+    raise TypeError(f"expected onnx.ModelProto or onnx_ir.Model, got {type(model).__name__}")
+
+
+__all__ = ["ConversionError", "InvalidModelError", "convert", "convert_ir_model",
+           "convert_with_report"]

@@ -1,0 +1,240 @@
+"""Emit helper nodes that are valid at one target opset.
+
+Adapters describe a rewrite once ("cast x to float", "squeeze axis 2") and this module
+spells it the way the target opset wants: `Cast.to` as a string before opset 6, `axes`
+as an attribute or an input for Squeeze/Unsqueeze/ReduceSum/Slice, legacy `broadcast=1`
+before opset 7. Every op is looked up in `onnx.defs` first, so a helper that does not
+exist at the target fails with a ConversionError instead of producing an invalid model.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import onnx
+import onnx_ir as ir
+
+from passes.errors import ConversionError
+
+FAMILY = ("Max", "ReduceMax", "ArgMax")
+
+
+def schema_version(op_type: str, opset: int) -> int | None:
+    """The since_version of `op_type` in the default domain at `opset`, or None if absent."""
+    try:
+        return onnx.defs.get_schema(op_type, opset, "").since_version
+    except onnx.defs.SchemaError:
+        return None
+
+
+def first_opset_of(op_type: str) -> int:
+    """The lowest opset in which `op_type` exists."""
+    return min(s.since_version for s in onnx.defs.get_all_schemas_with_history()
+               if s.name == op_type and s.domain == "")
+
+
+# Ops whose `axes` moved from an attribute to an input, and the version where it moved.
+_AXES_INPUT_SINCE = {"Squeeze": 13, "Unsqueeze": 13, "ReduceSum": 13, "ReduceMax": 18,
+                     "ReduceMin": 18}
+# Elementwise ops that needed `broadcast=1` for any broadcasting before opset 7.
+_LEGACY_BROADCAST = {"Add", "Sub", "Mul", "Div", "Equal", "Less", "Greater", "And", "Or", "Xor"}
+
+
+class Builder:
+    """Creates nodes for `target_opset` and inserts them before `anchor`.
+
+    With `anchor=None` the nodes are only collected in `self.nodes`; that is how If
+    branches are built. Family nodes are announced through `on_family`, so that the
+    version-conversion driver can bring them to the target as well.
+    """
+
+    def __init__(
+        self,
+        target_opset: int,
+        anchor: ir.Node | None,
+        *,
+        culprit: ir.Node,
+        on_family: Callable[[ir.Node, int], None],
+        counter: itertools.count | None = None,
+        in_function: bool = False,
+        graph: ir.Graph | None = None,
+    ) -> None:
+        self.opset = target_opset
+        self.anchor = anchor
+        self.culprit = culprit
+        self.on_family = on_family
+        self.nodes: list[ir.Node] = []
+        self._counter = counter if counter is not None else itertools.count()
+        self.in_function = in_function
+        # Where initializers go: the anchor's graph, or for a body builder the enclosing one.
+        self.graph = graph if graph is not None else (anchor.graph if anchor else None)
+
+    # -- plumbing ---------------------------------------------------------------------
+    def refuse(self, reason: str, remedy: str) -> ConversionError:
+        """The error for the node being rewritten (callers `raise b.refuse(...)`)."""
+        return ConversionError(self.culprit.name or "<unnamed>", self.culprit.op_type, reason,
+                               remedy)
+
+    def require(self, op_type: str) -> None:
+        if schema_version(op_type, self.opset) is None:
+            since = first_opset_of(op_type)
+            raise self.refuse(
+                f"the exact form at opset {self.opset} needs {op_type}, which ONNX only has "
+                f"from opset {since}",
+                f"target opset {since} or later",
+            )
+
+    def _insert(self, node: ir.Node) -> None:
+        self.nodes.append(node)
+        if self.anchor is not None:
+            self.anchor.graph.insert_before(self.anchor, node)
+
+    def sub_builder(self) -> Builder:
+        """A builder for a subgraph body: same target, nodes collected, not inserted."""
+        return Builder(self.opset, None, culprit=self.culprit, on_family=self.on_family,
+                       counter=self._counter, in_function=self.in_function, graph=self.graph)
+
+    def op(
+        self,
+        op_type: str,
+        inputs: Sequence[ir.Value | None],
+        attributes: dict | None = None,
+        *,
+        dtype: ir.DataType | None = None,
+        shape: ir.Shape | None = None,
+        family_version: int | None = None,
+    ) -> ir.Value:
+        """Emit one single-output node; `family_version` marks a Max-family node."""
+        if family_version is None:
+            self.require(op_type)
+        node = ir.node(op_type, list(inputs), attributes=attributes or {},
+                       name=self._fresh_name(op_type))
+        out = node.outputs[0]
+        out.name = node.name + "_out"
+        if dtype is not None:
+            out.dtype = dtype
+        if shape is not None:
+            out.shape = shape
+        self._insert(node)
+        if family_version is not None:
+            self.on_family(node, family_version)
+        return out
+
+    def _fresh_name(self, op_type: str) -> str:
+        base = self.culprit.name or self.culprit.op_type
+        return f"{base}__{op_type.lower()}{next(self._counter)}"
+
+    # -- constants ----------------------------------------------------------------------
+    def const(self, array: np.ndarray | int | float, dtype: ir.DataType | None = None) -> ir.Value:
+        """A constant: an initializer in graphs, a Constant node in functions.
+
+        Initializers because Constant only takes float types before opset 9; a subgraph
+        builder puts them in the enclosing graph, which its body can read.
+        """
+        array = np.asarray(array)
+        if dtype is not None:
+            array = array.astype(dtype.numpy())
+        if self.in_function:
+            if self.opset < 9 and array.dtype.kind not in "f":
+                raise self.refuse(
+                    f"the exact form needs a {array.dtype} constant inside a function, and "
+                    "Constant only holds float types before opset 9 (functions have no "
+                    "initializers)", "target opset 9 or later")
+            tensor = ir.tensor(array)
+            return self.op("Constant", [], {"value": tensor}, dtype=tensor.dtype,
+                           shape=ir.Shape(array.shape))
+        name = self._fresh_name("const")
+        value = ir.Value(name=name, type=ir.TensorType(ir.DataType.from_numpy(array.dtype)),
+                         shape=ir.Shape(array.shape), const_value=ir.tensor(array, name=name))
+        self.graph.register_initializer(value)
+        return value
+
+    def int64_initializer(self, values: Sequence[int]) -> ir.Value:
+        """An int64 vector as an initializer (backends such as TensorRT want constant axes
+        there); in functions, which cannot hold initializers, a Constant."""
+        return self.const(np.array(list(values), dtype=np.int64))
+
+    def scalar_like(self, value: float | int, dtype: ir.DataType) -> ir.Value:
+        return self.const(np.array(value, dtype=dtype.numpy()))
+
+    # -- ops whose spelling depends on the opset ------------------------------------------
+    def cast(self, x: ir.Value, to: ir.DataType) -> ir.Value:
+        if x.dtype == to:
+            return x
+        self.require("Cast")
+        if self.opset < 6:
+            to_attr: int | str = onnx.TensorProto.DataType.Name(to.value)
+        else:
+            to_attr = int(to.value)
+        return self.op("Cast", [x], {"to": to_attr}, dtype=to, shape=x.shape)
+
+    def with_axes(self, op_type: str, inputs: list[ir.Value | None], axes: Sequence[int],
+                  attributes: dict | None = None, **kwargs) -> ir.Value:
+        """Squeeze/Unsqueeze/ReduceSum/ReduceMin with `axes` spelt for the target opset."""
+        attributes = dict(attributes or {})
+        if self.opset >= _AXES_INPUT_SINCE[op_type]:
+            inputs = [*inputs, self.const(np.array(list(axes), dtype=np.int64))]
+        else:
+            attributes["axes"] = list(axes)
+        return self.op(op_type, inputs, attributes, **kwargs)
+
+    def squeeze(self, x: ir.Value, axes: Sequence[int]) -> ir.Value:
+        return self.with_axes("Squeeze", [x], axes, dtype=x.dtype)
+
+    def unsqueeze(self, x: ir.Value, axes: Sequence[int]) -> ir.Value:
+        return self.with_axes("Unsqueeze", [x], axes, dtype=x.dtype)
+
+    def binary(self, op_type: str, a: ir.Value, b: ir.Value, **kwargs) -> ir.Value:
+        """An elementwise binary op; `b` may broadcast against `a` (numpy rules from opset
+        7; before that only as a suffix of `a`'s shape, which is what `broadcast=1` says)."""
+        attributes = {}
+        if self.opset < 7 and op_type in _LEGACY_BROADCAST and _may_differ(a.shape, b.shape):
+            attributes["broadcast"] = 1
+        return self.op(op_type, [a, b], attributes, **kwargs)
+
+    def slice(self, x: ir.Value, starts: Sequence[int], ends: Sequence[int],
+              axes: Sequence[int], steps: Sequence[int] | None = None) -> ir.Value:
+        self.require("Slice")
+        if self.opset < 10:
+            if steps is not None and any(s != 1 for s in steps):
+                raise self.refuse("the exact form needs a Slice with a negative step",
+                                  "target opset 10 or later")
+            return self.op("Slice", [x], {"starts": list(starts), "ends": list(ends),
+                                          "axes": list(axes)}, dtype=x.dtype)
+        ints = [self.const(np.array(list(v), dtype=np.int64))
+                for v in (starts, ends, axes, steps or [1] * len(axes))]
+        return self.op("Slice", [x, *ints], dtype=x.dtype)
+
+    def tile(self, x: ir.Value, repeats: Sequence[int]) -> ir.Value:
+        if self.opset >= 6:
+            return self.op("Tile", [x, self.const(np.array(list(repeats), dtype=np.int64))],
+                           dtype=x.dtype)
+        for axis, count in enumerate(repeats):  # Tile-1 repeats along one axis per node
+            if count != 1:
+                x = self.op("Tile", [x, self.const(np.array([count], dtype=np.int64)),
+                                     self.const(np.array([axis], dtype=np.int64))], dtype=x.dtype)
+        return x
+
+    def clip_min(self, x: ir.Value, minimum: float) -> ir.Value:
+        """max(x, minimum) for float x, spelt with Clip (no broadcasting needed)."""
+        if self.opset < 11:
+            return self.op("Clip", [x], {"min": float(minimum)}, dtype=x.dtype, shape=x.shape)
+        return self.op("Clip", [x, self.scalar_like(minimum, x.dtype)], dtype=x.dtype,
+                       shape=x.shape)
+
+    def if_(self, cond: ir.Value, then_out: tuple[Builder, ir.Value],
+            else_out: tuple[Builder, ir.Value], dtype: ir.DataType | None) -> ir.Value:
+        branches = {}
+        for name, (sub, out) in (("then_branch", then_out), ("else_branch", else_out)):
+            if out.producer() is None or out.producer() not in sub.nodes:
+                # A branch output must be produced inside the branch.
+                out = sub.op("Identity", [out], dtype=out.dtype, shape=out.shape)
+            branches[name] = ir.Graph(inputs=[], outputs=[out], nodes=sub.nodes,
+                                      name=f"{self._fresh_name('if')}_{name}")
+        return self.op("If", [cond], branches, dtype=dtype)
+
+
+def _may_differ(a: ir.Shape | None, b: ir.Shape | None) -> bool:
+    return a is None or b is None or tuple(a) != tuple(b)

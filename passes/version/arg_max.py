@@ -1,0 +1,82 @@
+"""ArgMax adapters between neighbouring schema versions (1, 11, 12, 13).
+
+    up,   any step                      →  unchanged (each version only widened the op)
+    13 → 12, bfloat16 input             →  refused: no op below opset 13 reads bfloat16
+    12 → 11, select_last_index=1        →  reverse the axis, ArgMax (first), index n-1-i
+    12 → 11, select_last_index=0        →  the attribute is dropped
+    11 → 1, negative axis               →  axis + rank (needs a static rank)
+
+Reversing: a Slice with step -1 from opset 10 (any length), else a Gather with the constant
+reversed index list (static length). Mapping back: a Gather of the same constant list where
+the length is static (no arithmetic, so valid at every opset), else `(n - 1) - i` from Shape.
+Ties give the last index, and the first NaN of the reversed axis is the last NaN, which is
+what `onnx.reference` returns for select_last_index=1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx_ir as ir
+
+from passes.builder import Builder
+from passes.graph_utils import replace_node, require_rank, static_dim
+from passes.version import common
+
+INT64_MIN = np.iinfo(np.int64).min
+
+
+def select_last_index_to_reversal(node: ir.Node, b: Builder) -> str | None:
+    attrs = node.attributes
+    if attrs.get_int("select_last_index", 0) == 0:
+        return "dropped select_last_index=0" if attrs.pop("select_last_index", None) else None
+    x = node.inputs[0]
+    axis = attrs.get_int("axis", 0)
+    keepdims = attrs.get_int("keepdims", 1)
+    length = static_dim(x, axis) if x.shape is not None else None
+    if length is None and b.opset < 10:
+        raise b.refuse(
+            f"select_last_index=1 needs the axis reversed; below opset 10 that needs a static "
+            f"length for axis {axis} of {x.name!r}, which is unknown",
+            "a static dimension on that axis, or target opset 10 or later",
+        )
+    if length is not None:
+        reversed_positions = b.const(np.arange(length - 1, -1, -1, dtype=np.int64))
+        flipped = b.op("Gather", [x, reversed_positions],
+                       {"axis": _non_negative_axis(node, b, x, axis)}, dtype=x.dtype)
+    else:
+        slice_axis = axis if b.opset >= 11 else _non_negative_axis(node, b, x, axis)
+        flipped = b.slice(x, [-1], [INT64_MIN], [slice_axis], [-1])
+    first = b.op("ArgMax", [flipped], {"axis": axis, "keepdims": keepdims},
+                 family_version=11, dtype=ir.DataType.INT64)
+    if length is not None:
+        index = b.op("Gather", [reversed_positions, first], {"axis": 0}, dtype=ir.DataType.INT64)
+    else:
+        index = b.binary("Sub", _last_position(b, x, axis), first, dtype=ir.DataType.INT64)
+    replace_node(node, index)
+    return "select_last_index=1 rewritten as reverse + ArgMax + index mapping"
+
+
+def _non_negative_axis(node: ir.Node, b: Builder, x: ir.Value, axis: int) -> int:
+    if axis >= 0:
+        return axis
+    return axis + require_rank(node, x, f"the negative axis {axis} must be made non-negative")
+
+
+def _last_position(b: Builder, x: ir.Value, axis: int) -> ir.Value:
+    """n - 1 as an int64 scalar, where n is x's length on `axis`, read at run time."""
+    gather_axis = axis if b.opset >= 11 else _non_negative_axis(b.culprit, b, x, axis)
+    shape = b.op("Shape", [x], dtype=ir.DataType.INT64)
+    length = b.op("Gather", [shape, b.const(np.array(gather_axis, dtype=np.int64))],
+                  {"axis": 0}, dtype=ir.DataType.INT64)
+    return b.binary("Sub", length, b.const(np.array(1, dtype=np.int64)),
+                    dtype=ir.DataType.INT64)
+
+
+ADAPTERS = {
+    ("ArgMax", 1, 11): common.unchanged,
+    ("ArgMax", 11, 1): common.normalise_axis_attribute,
+    ("ArgMax", 11, 12): common.unchanged,
+    ("ArgMax", 12, 11): select_last_index_to_reversal,
+    ("ArgMax", 12, 13): common.unchanged,
+    ("ArgMax", 13, 12): common.refuse_bfloat16,
+}

@@ -1,0 +1,98 @@
+"""ConvertFamilyPass: bring every Max / ReduceMax / ArgMax node to a target opset.
+
+    Max-8(a, b) at opset 8, target 13   →  Max-13(a, b)
+    ReduceMax-18(x, axes) at 18, target 13  →  ReduceMax-13(x) {axes=[...]}
+    ArgMax-13(x){select_last_index=1}, target 11  →  Slice(step -1) → ArgMax-11 → n-1-index
+
+The pass walks the main graph, every subgraph (If/Loop/Scan bodies and GRAPHS attributes)
+and every model-local function. A node moves one schema version at a time, through the
+adapters in `passes.version.registry`; an adapter may hand back new family nodes (say, the
+ReduceMax inside an exact bool form), and those are walked to the target in turn. Helper ops
+are written directly at the target opset by `passes.builder.Builder`.
+
+Preconditions: value types and ranks are known where an adapter depends on them (run shape
+inference first; `maxlower.convert` does). Other ops of the default domain are not touched
+here; `RelabelOtherOpsPass` checks them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import onnx_ir as ir
+
+from passes.builder import FAMILY, Builder, schema_version
+from passes.errors import ConversionError
+from passes.graph_utils import containers, node_label
+from passes.version.registry import ADAPTERS, version_path
+
+
+@dataclasses.dataclass(frozen=True)
+class Rewrite:
+    """One adapter step that changed a node, for summaries and `inspect`."""
+
+    where: str
+    node: str
+    op_type: str
+    from_version: int
+    to_version: int
+    what: str
+
+
+class ConvertFamilyPass(ir.passes.InPlacePass):
+    """Convert the Max family to `target_opset` exactly, or raise ConversionError."""
+
+    def __init__(self, target_opset: int) -> None:
+        super().__init__()
+        self.target_opset = target_opset
+        self.rewrites: list[Rewrite] = []
+
+    def call(self, model: ir.Model) -> ir.passes.PassResult:
+        self.rewrites = []
+        modified = False
+        for where, container, opsets in containers(model):
+            source = opsets.get("")
+            if source is None:
+                continue
+            modified |= self._convert_container(where, container, source)
+            if source != self.target_opset:
+                opsets[""] = self.target_opset
+                modified = True
+        return ir.passes.PassResult(model, modified)
+
+    def _convert_container(self, where: str, container, source_opset: int) -> bool:
+        worklist: list[tuple[ir.Node, int]] = [
+            (node, schema_version(node.op_type, source_opset))
+            for node in ir.traversal.RecursiveGraphIterator(container)
+            if node.domain == "" and node.op_type in FAMILY
+        ]
+        counter = itertools.count()
+        modified = False
+        while worklist:
+            node, version = worklist.pop()
+            for from_version, to_version in version_path(
+                node.op_type, version, schema_version(node.op_type, self.target_opset)
+            ):
+                builder = Builder(self.target_opset, node, culprit=node,
+                                  on_family=lambda n, v: worklist.append((n, v)),
+                                  counter=counter,
+                                  in_function=isinstance(container, ir.Function))
+                what = ADAPTERS[node.op_type, from_version, to_version](node, builder)
+                if what:
+                    modified = True
+                    self.rewrites.append(Rewrite(where, node_label(node), node.op_type,
+                                                 from_version, to_version, what))
+                if node.graph is None:  # replaced: its new family nodes are on the worklist
+                    break
+        return modified
+
+
+def convert_family(model: ir.Model, target_opset: int) -> list[Rewrite]:
+    """Run ConvertFamilyPass on `model` in place and return what it rewrote."""
+    convert_pass = ConvertFamilyPass(target_opset)
+    convert_pass(model)
+    return convert_pass.rewrites
+
+
+__all__ = ["ConversionError", "ConvertFamilyPass", "Rewrite", "convert_family"]

@@ -1,0 +1,168 @@
+"""Max adapters between neighbouring schema versions (1, 6, 8, 12, 13).
+
+    1 → 6, consumed_inputs              →  the attribute is dropped (it never had meaning)
+    8 → 6, inputs of different shapes   →  Unsqueeze + Tile each input to the common shape
+    12 → 8, int8/int16/uint8/uint16     →  Cast to float32, Max, Cast back   (exact: < 2^24)
+    12 → 8, int32/uint32                →  Cast to float64, Max, Cast back   (exact: < 2^53)
+    12 → 8, int64/uint64, opset ≥ 9     →  Where(Greater(a, b), a, b), chained
+    12 → 8, int64/uint64, opset 7-8     →  exact comparison from float64 order plus the
+                                            int64 difference of near-equal values; select by
+                                            a*m + b*(1-m)
+    13 → 12, bfloat16                   →  refused: nothing below opset 13 reads bfloat16
+    every other step                    →  unchanged
+
+int32 → float32 and int64 → float64 are not exact, so they are never used. Casting to a
+float type is monotonic, which is why `float64(a) > float64(b)` proves `a > b`; when the
+two round to the same float64 they differ by less than 2^12, so their int64 difference is
+exact and decides.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx_ir as ir
+
+from passes.builder import Builder
+from passes.graph_utils import replace_node, require_rank
+from passes.version import common
+
+DT = ir.DataType
+_FLOATS = {DT.FLOAT16, DT.FLOAT, DT.DOUBLE, DT.BFLOAT16}
+_EXACT_IN_FLOAT32 = {DT.INT8, DT.INT16, DT.UINT8, DT.UINT16}
+_EXACT_IN_FLOAT64 = {DT.INT32, DT.UINT32}
+
+
+def drop_consumed_inputs(node: ir.Node, b: Builder) -> str | None:
+    if node.attributes.pop("consumed_inputs", None) is None:
+        return None
+    return "dropped consumed_inputs"
+
+
+def broadcasting_to_explicit(node: ir.Node, b: Builder) -> str | None:
+    """Max-6 and older need equal shapes: tile every input to the broadcast shape."""
+    inputs = list(node.inputs)
+    if len(inputs) == 1 or _all_same_static_shape(inputs):
+        return None
+    ranks = [require_rank(node, v, "Max below opset 8 needs its broadcasting made explicit")
+             for v in inputs]
+    out_rank = max(ranks)
+    padded = [b.unsqueeze(v, range(out_rank - r)) if r < out_rank else v
+              for v, r in zip(inputs, ranks)]
+    dims = [list(v.shape)[-r:] if r else [] for v, r in zip(inputs, ranks)]
+    dims = [[1] * (out_rank - len(d)) + d for d in dims]
+    if all(isinstance(d, int) for ds in dims for d in ds):
+        tiled = _tile_static(b, padded, dims)
+    else:
+        tiled = _tile_dynamic(node, b, padded)
+    for i, value in enumerate(tiled):
+        node.replace_input_with(i, value)
+    return "broadcasting made explicit with Unsqueeze/Tile"
+
+
+def _all_same_static_shape(values: list[ir.Value]) -> bool:
+    # Equal dim_params name equal sizes, so symbolic shapes may match too; unknown dims never.
+    shapes = [v.shape for v in values]
+    if any(s is None or any(d is None or getattr(d, "value", 0) is None for d in s)
+           for s in shapes):
+        return False
+    return all(tuple(s) == tuple(shapes[0]) for s in shapes)
+
+
+def _tile_static(b: Builder, padded: list[ir.Value], dims: list[list[int]]) -> list[ir.Value]:
+    target = np.broadcast_shapes(*[tuple(d) for d in dims])
+    out = []
+    for value, d in zip(padded, dims):
+        repeats = [t if s == 1 else 1 for s, t in zip(d, target)]
+        out.append(b.tile(value, repeats) if any(r != 1 for r in repeats) else value)
+    return out
+
+
+def _tile_dynamic(node: ir.Node, b: Builder, padded: list[ir.Value]) -> list[ir.Value]:
+    """Repeats from run-time shapes: common = s + (t - s)*[s == 1]; r = 1 + (common-1)*[t == 1]."""
+    if b.opset < 6:
+        raise b.refuse("Max below opset 8 needs its broadcasting made explicit, and with "
+                       "dynamic dims that needs integer arithmetic, which ONNX has from opset 6",
+                       "static input shapes, or target opset 6 or later")
+    i64 = DT.INT64
+    one = b.const(np.array(1, dtype=np.int64))
+    shapes = [b.op("Shape", [v], dtype=i64) for v in padded]
+
+    def where_one(s: ir.Value) -> ir.Value:
+        return b.cast(b.binary("Equal", s, one, dtype=DT.BOOL), i64)
+
+    common_shape = shapes[0]
+    for s in shapes[1:]:
+        step = b.binary("Mul", b.binary("Sub", s, common_shape, dtype=i64), where_one(common_shape),
+                        dtype=i64)
+        common_shape = b.binary("Add", common_shape, step, dtype=i64)
+    growth = b.binary("Sub", common_shape, one, dtype=i64)
+    out = []
+    for value, s in zip(padded, shapes):
+        repeats = b.binary("Add", one, b.binary("Mul", growth, where_one(s), dtype=i64), dtype=i64)
+        out.append(b.op("Tile", [value, repeats], dtype=value.dtype))
+    return out
+
+
+def integers_to_exact_form(node: ir.Node, b: Builder) -> str | None:
+    """Max-8 is float-only: widen small integers exactly; compare 64-bit ones exactly."""
+    dtype = node.inputs[0].dtype
+    if dtype is None or dtype in _FLOATS:
+        return None
+    if len(node.inputs) == 1:
+        replace_node(node, b.op("Identity", [node.inputs[0]], dtype=dtype))
+        return "single-input Max on integers is the identity"
+    if dtype in _EXACT_IN_FLOAT32 | _EXACT_IN_FLOAT64:
+        wide = DT.FLOAT if dtype in _EXACT_IN_FLOAT32 else DT.DOUBLE
+        common.compute_in_wider_type(node, b, wide, family_version=8)
+        return f"{dtype.name} Max computed exactly in {wide.name}"
+    if b.opset >= 9:
+        select = _where_max
+    elif b.opset >= 7:
+        select = _arithmetic_max
+    else:
+        raise b.refuse(f"{dtype.name} Max below opset 12 needs an exact comparison, and ONNX "
+                       "below opset 7 has no broadcasting integer arithmetic to build one",
+                       "target opset 7 or later")
+    result = node.inputs[0]
+    for other in node.inputs[1:]:
+        result = select(b, result, other, dtype)
+    replace_node(node, result)
+    return f"{dtype.name} Max rewritten as an exact comparison and select"
+
+
+def _where_max(b: Builder, x: ir.Value, y: ir.Value, dtype: DT) -> ir.Value:
+    greater = b.op("Greater", [x, y], dtype=DT.BOOL)
+    return b.op("Where", [greater, x, y], dtype=dtype)
+
+
+def _arithmetic_max(b: Builder, x: ir.Value, y: ir.Value, dtype: DT) -> ir.Value:
+    f64 = DT.DOUBLE
+    fx, fy = b.cast(x, f64), b.cast(y, f64)
+    above = b.op("Greater", [fx, fy], dtype=DT.BOOL)
+    below = b.op("Less", [fx, fy], dtype=DT.BOOL)
+    tied = b.op("Not", [b.op("Or", [above, below], dtype=DT.BOOL)], dtype=DT.BOOL)
+    # For tied values |x - y| < 2^12; for uint64 a negative difference wraps above 2^63.
+    difference = b.cast(b.op("Sub", [x, y], dtype=dtype), f64)
+    small_positive = b.op("And", [
+        b.op("Greater", [difference, b.const(np.array(0.0))], dtype=DT.BOOL),
+        b.op("Less", [difference, b.const(np.array(2.0**63))], dtype=DT.BOOL),
+    ], dtype=DT.BOOL)
+    x_wins = b.op("Or", [above, b.op("And", [tied, small_positive], dtype=DT.BOOL)],
+                  dtype=DT.BOOL)
+    mask = b.cast(x_wins, dtype)
+    one = b.const(np.array(1, dtype=dtype.numpy()))
+    keep_y = b.op("Sub", [one, mask], dtype=dtype)
+    return b.op("Add", [b.op("Mul", [x, mask], dtype=dtype), b.op("Mul", [y, keep_y], dtype=dtype)],
+                dtype=dtype)
+
+
+ADAPTERS = {
+    ("Max", 1, 6): drop_consumed_inputs,
+    ("Max", 6, 1): common.unchanged,
+    ("Max", 6, 8): common.unchanged,
+    ("Max", 8, 6): broadcasting_to_explicit,
+    ("Max", 8, 12): common.unchanged,
+    ("Max", 12, 8): integers_to_exact_form,
+    ("Max", 12, 13): common.unchanged,
+    ("Max", 13, 12): common.refuse_bfloat16,
+}
