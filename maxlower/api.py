@@ -64,7 +64,10 @@ def check_target_opset(opset: int) -> None:
 
 
 def _min_ir_version(opset: int) -> int:
-    return onnx.helper.find_min_ir_version_for([onnx.helper.make_opsetid("", opset)])
+    try:
+        return onnx.helper.find_min_ir_version_for([onnx.helper.make_opsetid("", opset)])
+    except ValueError:  # opsets 2-4 were never released; IR 3 is what opsets 1 and 5 use
+        return 3
 
 
 def _to_ir(model: onnx.ModelProto | ir.Model) -> ir.Model:

@@ -46,6 +46,7 @@ def select_last_index_to_reversal(node: ir.Node, b: Builder) -> str | None:
     else:
         slice_axis = axis if b.opset >= 11 else _non_negative_axis(node, b, x, axis)
         flipped = b.slice(x, [-1], [INT64_MIN], [slice_axis], [-1])
+    flipped.shape = x.shape  # reversing keeps the shape; later steps may need the rank
     first = b.op("ArgMax", [flipped], {"axis": axis, "keepdims": keepdims},
                  family_version=11, dtype=ir.DataType.INT64)
     if length is not None:
