@@ -51,6 +51,7 @@ def convert_ir_model(model: ir.Model, opset: int) -> list[Rewrite]:
     family(model)
     # IR 4 lets initializers (which rewrites add) stand apart from the graph inputs.
     model.ir_version = max(model.ir_version, _min_ir_version(opset), 4)
+    ShapeInferencePass(strict_mode=False)(model)  # types and shapes for the new values
     CheckerPass(full_check=True)(model)
     return family.rewrites
 
@@ -78,5 +79,10 @@ def _to_ir(model: onnx.ModelProto | ir.Model) -> ir.Model:
     raise TypeError(f"expected onnx.ModelProto or onnx_ir.Model, got {type(model).__name__}")
 
 
-__all__ = ["ConversionError", "InvalidModelError", "convert", "convert_ir_model",
-           "convert_with_report"]
+__all__ = [
+    "ConversionError",
+    "InvalidModelError",
+    "convert",
+    "convert_ir_model",
+    "convert_with_report",
+]

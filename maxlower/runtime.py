@@ -16,8 +16,9 @@ def run_model(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> tuple[lis
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     options.log_severity_level = 4
     try:
-        session = ort.InferenceSession(model.SerializeToString(), options,
-                                       providers=["CPUExecutionProvider"])
+        session = ort.InferenceSession(
+            model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+        )
         return session.run(None, feeds), "onnxruntime"
     except Exception as ort_error:
         try:

@@ -31,13 +31,21 @@ def schema_version(op_type: str, opset: int) -> int | None:
 
 def first_opset_of(op_type: str) -> int:
     """The lowest opset in which `op_type` exists."""
-    return min(s.since_version for s in onnx.defs.get_all_schemas_with_history()
-               if s.name == op_type and s.domain == "")
+    return min(
+        s.since_version
+        for s in onnx.defs.get_all_schemas_with_history()
+        if s.name == op_type and s.domain == ""
+    )
 
 
 # Ops whose `axes` moved from an attribute to an input, and the version where it moved.
-_AXES_INPUT_SINCE = {"Squeeze": 13, "Unsqueeze": 13, "ReduceSum": 13, "ReduceMax": 18,
-                     "ReduceMin": 18}
+_AXES_INPUT_SINCE = {
+    "Squeeze": 13,
+    "Unsqueeze": 13,
+    "ReduceSum": 13,
+    "ReduceMax": 18,
+    "ReduceMin": 18,
+}
 # Elementwise ops that needed `broadcast=1` for any broadcasting before opset 7.
 _LEGACY_BROADCAST = {"Add", "Sub", "Mul", "Div", "Equal", "Less", "Greater", "And", "Or", "Xor"}
 
@@ -60,6 +68,7 @@ class Builder:
         counter: itertools.count | None = None,
         in_function: bool = False,
         graph: ir.Graph | None = None,
+        constants: dict | None = None,
     ) -> None:
         self.opset = target_opset
         self.anchor = anchor
@@ -70,12 +79,15 @@ class Builder:
         self.in_function = in_function
         # Where initializers go: the anchor's graph, or for a body builder the enclosing one.
         self.graph = graph if graph is not None else (anchor.graph if anchor else None)
+        # Initializers already made, shared across builders: equal constants are made once.
+        self._constants = constants if constants is not None else {}
 
     # -- plumbing ---------------------------------------------------------------------
     def refuse(self, reason: str, remedy: str) -> ConversionError:
         """The error for the node being rewritten (callers `raise b.refuse(...)`)."""
-        return ConversionError(self.culprit.name or "<unnamed>", self.culprit.op_type, reason,
-                               remedy)
+        return ConversionError(
+            self.culprit.name or "<unnamed>", self.culprit.op_type, reason, remedy
+        )
 
     def require(self, op_type: str) -> None:
         if schema_version(op_type, self.opset) is None:
@@ -93,8 +105,16 @@ class Builder:
 
     def sub_builder(self) -> Builder:
         """A builder for a subgraph body: same target, nodes collected, not inserted."""
-        return Builder(self.opset, None, culprit=self.culprit, on_family=self.on_family,
-                       counter=self._counter, in_function=self.in_function, graph=self.graph)
+        return Builder(
+            self.opset,
+            None,
+            culprit=self.culprit,
+            on_family=self.on_family,
+            counter=self._counter,
+            in_function=self.in_function,
+            graph=self.graph,
+            constants=self._constants,
+        )
 
     def op(
         self,
@@ -109,8 +129,9 @@ class Builder:
         """Emit one single-output node; `family_version` marks a Max-family node."""
         if family_version is None:
             self.require(op_type)
-        node = ir.node(op_type, list(inputs), attributes=attributes or {},
-                       name=self._fresh_name(op_type))
+        node = ir.node(
+            op_type, list(inputs), attributes=attributes or {}, name=self._fresh_name(op_type)
+        )
         out = node.outputs[0]
         out.name = node.name + "_out"
         if dtype is not None:
@@ -141,13 +162,24 @@ class Builder:
                 raise self.refuse(
                     f"the exact form needs a {array.dtype} constant inside a function, and "
                     "Constant only holds float types before opset 9 (functions have no "
-                    "initializers)", "target opset 9 or later")
+                    "initializers)",
+                    "target opset 9 or later",
+                )
             tensor = ir.tensor(array)
-            return self.op("Constant", [], {"value": tensor}, dtype=tensor.dtype,
-                           shape=ir.Shape(array.shape))
+            return self.op(
+                "Constant", [], {"value": tensor}, dtype=tensor.dtype, shape=ir.Shape(array.shape)
+            )
+        key = (id(self.graph), array.dtype.str, array.shape, array.tobytes())
+        cached = self._constants.get(key)
+        if cached is not None and cached.graph is self.graph:
+            return cached
         name = self._fresh_name("const")
-        value = ir.Value(name=name, type=ir.TensorType(ir.DataType.from_numpy(array.dtype)),
-                         shape=ir.Shape(array.shape), const_value=ir.tensor(array, name=name))
+        value = self._constants[key] = ir.Value(
+            name=name,
+            type=ir.TensorType(ir.DataType.from_numpy(array.dtype)),
+            shape=ir.Shape(array.shape),
+            const_value=ir.tensor(array, name=name),
+        )
         self.graph.register_initializer(value)
         return value
 
@@ -170,8 +202,14 @@ class Builder:
             to_attr = int(to.value)
         return self.op("Cast", [x], {"to": to_attr}, dtype=to, shape=x.shape)
 
-    def with_axes(self, op_type: str, inputs: list[ir.Value | None], axes: Sequence[int],
-                  attributes: dict | None = None, **kwargs) -> ir.Value:
+    def with_axes(
+        self,
+        op_type: str,
+        inputs: list[ir.Value | None],
+        axes: Sequence[int],
+        attributes: dict | None = None,
+        **kwargs,
+    ) -> ir.Value:
         """Squeeze/Unsqueeze/ReduceSum/ReduceMin with `axes` spelt for the target opset."""
         attributes = dict(attributes or {})
         if self.opset >= _AXES_INPUT_SINCE[op_type]:
@@ -194,45 +232,73 @@ class Builder:
             attributes["broadcast"] = 1
         return self.op(op_type, [a, b], attributes, **kwargs)
 
-    def slice(self, x: ir.Value, starts: Sequence[int], ends: Sequence[int],
-              axes: Sequence[int], steps: Sequence[int] | None = None) -> ir.Value:
+    def slice(
+        self,
+        x: ir.Value,
+        starts: Sequence[int],
+        ends: Sequence[int],
+        axes: Sequence[int],
+        steps: Sequence[int] | None = None,
+    ) -> ir.Value:
         self.require("Slice")
         if self.opset < 10:
             if steps is not None and any(s != 1 for s in steps):
-                raise self.refuse("the exact form needs a Slice with a negative step",
-                                  "target opset 10 or later")
-            return self.op("Slice", [x], {"starts": list(starts), "ends": list(ends),
-                                          "axes": list(axes)}, dtype=x.dtype)
-        ints = [self.const(np.array(list(v), dtype=np.int64))
-                for v in (starts, ends, axes, steps or [1] * len(axes))]
+                raise self.refuse(
+                    "the exact form needs a Slice with a negative step", "target opset 10 or later"
+                )
+            return self.op(
+                "Slice",
+                [x],
+                {"starts": list(starts), "ends": list(ends), "axes": list(axes)},
+                dtype=x.dtype,
+            )
+        ints = [
+            self.const(np.array(list(v), dtype=np.int64))
+            for v in (starts, ends, axes, steps or [1] * len(axes))
+        ]
         return self.op("Slice", [x, *ints], dtype=x.dtype)
 
     def tile(self, x: ir.Value, repeats: Sequence[int]) -> ir.Value:
         if self.opset >= 6:
-            return self.op("Tile", [x, self.const(np.array(list(repeats), dtype=np.int64))],
-                           dtype=x.dtype)
+            return self.op(
+                "Tile", [x, self.const(np.array(list(repeats), dtype=np.int64))], dtype=x.dtype
+            )
         for axis, count in enumerate(repeats):  # Tile-1 repeats along one axis per node
             if count != 1:
-                x = self.op("Tile", [x, self.const(np.array([count], dtype=np.int64)),
-                                     self.const(np.array([axis], dtype=np.int64))], dtype=x.dtype)
+                x = self.op(
+                    "Tile",
+                    [
+                        x,
+                        self.const(np.array([count], dtype=np.int64)),
+                        self.const(np.array([axis], dtype=np.int64)),
+                    ],
+                    dtype=x.dtype,
+                )
         return x
 
     def clip_min(self, x: ir.Value, minimum: float) -> ir.Value:
         """max(x, minimum) for float x, spelt with Clip (no broadcasting needed)."""
         if self.opset < 11:
             return self.op("Clip", [x], {"min": float(minimum)}, dtype=x.dtype, shape=x.shape)
-        return self.op("Clip", [x, self.scalar_like(minimum, x.dtype)], dtype=x.dtype,
-                       shape=x.shape)
+        return self.op(
+            "Clip", [x, self.scalar_like(minimum, x.dtype)], dtype=x.dtype, shape=x.shape
+        )
 
-    def if_(self, cond: ir.Value, then_out: tuple[Builder, ir.Value],
-            else_out: tuple[Builder, ir.Value], dtype: ir.DataType | None) -> ir.Value:
+    def if_(
+        self,
+        cond: ir.Value,
+        then_out: tuple[Builder, ir.Value],
+        else_out: tuple[Builder, ir.Value],
+        dtype: ir.DataType | None,
+    ) -> ir.Value:
         branches = {}
         for name, (sub, out) in (("then_branch", then_out), ("else_branch", else_out)):
             if out.producer() is None or out.producer() not in sub.nodes:
                 # A branch output must be produced inside the branch.
                 out = sub.op("Identity", [out], dtype=out.dtype, shape=out.shape)
-            branches[name] = ir.Graph(inputs=[], outputs=[out], nodes=sub.nodes,
-                                      name=f"{self._fresh_name('if')}_{name}")
+            branches[name] = ir.Graph(
+                inputs=[], outputs=[out], nodes=sub.nodes, name=f"{self._fresh_name('if')}_{name}"
+            )
         return self.op("If", [cond], branches, dtype=dtype)
 
 

@@ -49,7 +49,8 @@ def require_rank(node: ir.Node, value: ir.Value, why: str) -> int:
     rank = static_rank(value)
     if rank is None:
         raise ConversionError(
-            node_label(node), node.op_type,
+            node_label(node),
+            node.op_type,
             f"the rank of input {value.name!r} is unknown, and {why}",
             "give the input a static rank (a shape in the graph's value_info or inputs), "
             "e.g. by running shape inference on the model",
@@ -60,7 +61,8 @@ def require_rank(node: ir.Node, value: ir.Value, why: str) -> int:
 def require_dtype(node: ir.Node, value: ir.Value, why: str) -> ir.DataType:
     if value.dtype is None:
         raise ConversionError(
-            node_label(node), node.op_type,
+            node_label(node),
+            node.op_type,
             f"the element type of input {value.name!r} is unknown, and {why}",
             "declare the type in the graph (inputs or value_info)",
         )

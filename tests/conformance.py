@@ -16,5 +16,4 @@ def family_cases() -> tuple:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         cases = collect_testcases(None)
-    return tuple(c for c in cases if c.name.startswith(FAMILY_PREFIXES)
-                 and "maxpool" not in c.name)
+    return tuple(c for c in cases if c.name.startswith(FAMILY_PREFIXES) and "maxpool" not in c.name)

@@ -41,14 +41,23 @@ def select_last_index_to_reversal(node: ir.Node, b: Builder) -> str | None:
         )
     if length is not None:
         reversed_positions = b.const(np.arange(length - 1, -1, -1, dtype=np.int64))
-        flipped = b.op("Gather", [x, reversed_positions],
-                       {"axis": _non_negative_axis(node, b, x, axis)}, dtype=x.dtype)
+        flipped = b.op(
+            "Gather",
+            [x, reversed_positions],
+            {"axis": _non_negative_axis(node, b, x, axis)},
+            dtype=x.dtype,
+        )
     else:
         slice_axis = axis if b.opset >= 11 else _non_negative_axis(node, b, x, axis)
         flipped = b.slice(x, [-1], [INT64_MIN], [slice_axis], [-1])
     flipped.shape = x.shape  # reversing keeps the shape; later steps may need the rank
-    first = b.op("ArgMax", [flipped], {"axis": axis, "keepdims": keepdims},
-                 family_version=11, dtype=ir.DataType.INT64)
+    first = b.op(
+        "ArgMax",
+        [flipped],
+        {"axis": axis, "keepdims": keepdims},
+        family_version=11,
+        dtype=ir.DataType.INT64,
+    )
     if length is not None:
         index = b.op("Gather", [reversed_positions, first], {"axis": 0}, dtype=ir.DataType.INT64)
     else:
@@ -67,10 +76,13 @@ def _last_position(b: Builder, x: ir.Value, axis: int) -> ir.Value:
     """n - 1 as an int64 scalar, where n is x's length on `axis`, read at run time."""
     gather_axis = axis if b.opset >= 11 else _non_negative_axis(b.culprit, b, x, axis)
     shape = b.op("Shape", [x], dtype=ir.DataType.INT64)
-    length = b.op("Gather", [shape, b.const(np.array(gather_axis, dtype=np.int64))],
-                  {"axis": 0}, dtype=ir.DataType.INT64)
-    return b.binary("Sub", length, b.const(np.array(1, dtype=np.int64)),
-                    dtype=ir.DataType.INT64)
+    length = b.op(
+        "Gather",
+        [shape, b.const(np.array(gather_axis, dtype=np.int64))],
+        {"axis": 0},
+        dtype=ir.DataType.INT64,
+    )
+    return b.binary("Sub", length, b.const(np.array(1, dtype=np.int64)), dtype=ir.DataType.INT64)
 
 
 ADAPTERS = {

@@ -30,8 +30,9 @@ def normalise_axis_attribute(node: ir.Node, b: Builder) -> str | None:
     axis = node.attributes.get_int("axis", 0)
     if axis >= 0:
         return None
-    rank = require_rank(node, node.inputs[0], f"the negative axis {axis} must become "
-                        "non-negative below opset 11")
+    rank = require_rank(
+        node, node.inputs[0], f"the negative axis {axis} must become non-negative below opset 11"
+    )
     node.attributes["axis"] = ir.AttrInt64("axis", axis + rank)
     return f"axis {axis} normalised to {axis + rank}"
 
@@ -41,8 +42,11 @@ def normalise_axes_attribute(node: ir.Node, b: Builder) -> str | None:
     axes = node.attributes.get_ints("axes", None)
     if axes is None or all(a >= 0 for a in axes):
         return None
-    rank = require_rank(node, node.inputs[0], f"the negative axes {list(axes)} must become "
-                        "non-negative below opset 11")
+    rank = require_rank(
+        node,
+        node.inputs[0],
+        f"the negative axes {list(axes)} must become non-negative below opset 11",
+    )
     normalised = [a + rank if a < 0 else a for a in axes]
     node.attributes["axes"] = ir.AttrInt64s("axes", normalised)
     return f"axes {list(axes)} normalised to {normalised}"
@@ -65,8 +69,9 @@ def compute_in_wider_type(
     # Max: every input is data. ReduceMax: input 0 is data, input 1 (axes) stays int64.
     data_count = len(node.inputs) if node.op_type == "Max" else 1
     wide_inputs = [b.cast(v, wide) if i < data_count else v for i, v in enumerate(node.inputs)]
-    wide_out = b.op(node.op_type, wide_inputs, dict(node.attributes),
-                    family_version=family_version, dtype=wide)
+    wide_out = b.op(
+        node.op_type, wide_inputs, dict(node.attributes), family_version=family_version, dtype=wide
+    )
     result = b.cast(finish(wide_out), narrow)
     replace_node(node, result)
     return result

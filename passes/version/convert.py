@@ -68,21 +68,30 @@ class ConvertFamilyPass(ir.passes.InPlacePass):
             if node.domain == "" and node.op_type in FAMILY
         ]
         counter = itertools.count()
+        constants: dict = {}
         modified = False
         while worklist:
             node, version = worklist.pop()
             for from_version, to_version in version_path(
                 node.op_type, version, schema_version(node.op_type, self.target_opset)
             ):
-                builder = Builder(self.target_opset, node, culprit=node,
-                                  on_family=lambda n, v: worklist.append((n, v)),
-                                  counter=counter,
-                                  in_function=isinstance(container, ir.Function))
+                builder = Builder(
+                    self.target_opset,
+                    node,
+                    culprit=node,
+                    on_family=lambda n, v: worklist.append((n, v)),
+                    counter=counter,
+                    in_function=isinstance(container, ir.Function),
+                    constants=constants,
+                )
                 what = ADAPTERS[node.op_type, from_version, to_version](node, builder)
                 if what:
                     modified = True
-                    self.rewrites.append(Rewrite(where, node_label(node), node.op_type,
-                                                 from_version, to_version, what))
+                    self.rewrites.append(
+                        Rewrite(
+                            where, node_label(node), node.op_type, from_version, to_version, what
+                        )
+                    )
                 if node.graph is None:  # replaced: its new family nodes are on the worklist
                     break
         return modified

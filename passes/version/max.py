@@ -43,11 +43,14 @@ def broadcasting_to_explicit(node: ir.Node, b: Builder) -> str | None:
     inputs = list(node.inputs)
     if len(inputs) == 1 or _all_same_static_shape(inputs):
         return None
-    ranks = [require_rank(node, v, "Max below opset 8 needs its broadcasting made explicit")
-             for v in inputs]
+    ranks = [
+        require_rank(node, v, "Max below opset 8 needs its broadcasting made explicit")
+        for v in inputs
+    ]
     out_rank = max(ranks)
-    padded = [b.unsqueeze(v, range(out_rank - r)) if r < out_rank else v
-              for v, r in zip(inputs, ranks)]
+    padded = [
+        b.unsqueeze(v, range(out_rank - r)) if r < out_rank else v for v, r in zip(inputs, ranks)
+    ]
     dims = [list(v.shape)[-r:] if r else [] for v, r in zip(inputs, ranks)]
     dims = [[1] * (out_rank - len(d)) + d for d in dims]
     if all(isinstance(d, int) for ds in dims for d in ds):
@@ -62,8 +65,9 @@ def broadcasting_to_explicit(node: ir.Node, b: Builder) -> str | None:
 def _all_same_static_shape(values: list[ir.Value]) -> bool:
     # Equal dim_params name equal sizes, so symbolic shapes may match too; unknown dims never.
     shapes = [v.shape for v in values]
-    if any(s is None or any(d is None or getattr(d, "value", 0) is None for d in s)
-           for s in shapes):
+    if any(
+        s is None or any(d is None or getattr(d, "value", 0) is None for d in s) for s in shapes
+    ):
         return False
     return all(tuple(s) == tuple(shapes[0]) for s in shapes)
 
@@ -80,9 +84,11 @@ def _tile_static(b: Builder, padded: list[ir.Value], dims: list[list[int]]) -> l
 def _tile_dynamic(node: ir.Node, b: Builder, padded: list[ir.Value]) -> list[ir.Value]:
     """Repeats from run-time shapes: common = s + (t - s)*[s == 1]; r = 1 + (common-1)*[t == 1]."""
     if b.opset < 6:
-        raise b.refuse("Max below opset 8 needs its broadcasting made explicit, and with "
-                       "dynamic dims that needs integer arithmetic, which ONNX has from opset 6",
-                       "static input shapes, or target opset 6 or later")
+        raise b.refuse(
+            "Max below opset 8 needs its broadcasting made explicit, and with "
+            "dynamic dims that needs integer arithmetic, which ONNX has from opset 6",
+            "static input shapes, or target opset 6 or later",
+        )
     i64 = DT.INT64
     one = b.const(np.array(1, dtype=np.int64))
     shapes = [b.op("Shape", [v], dtype=i64) for v in padded]
@@ -92,8 +98,9 @@ def _tile_dynamic(node: ir.Node, b: Builder, padded: list[ir.Value]) -> list[ir.
 
     common_shape = shapes[0]
     for s in shapes[1:]:
-        step = b.binary("Mul", b.binary("Sub", s, common_shape, dtype=i64), where_one(common_shape),
-                        dtype=i64)
+        step = b.binary(
+            "Mul", b.binary("Sub", s, common_shape, dtype=i64), where_one(common_shape), dtype=i64
+        )
         common_shape = b.binary("Add", common_shape, step, dtype=i64)
     growth = b.binary("Sub", common_shape, one, dtype=i64)
     out = []
@@ -120,9 +127,11 @@ def integers_to_exact_form(node: ir.Node, b: Builder) -> str | None:
     elif b.opset >= 7:
         select = _arithmetic_max
     else:
-        raise b.refuse(f"{dtype.name} Max below opset 12 needs an exact comparison, and ONNX "
-                       "below opset 7 has no broadcasting integer arithmetic to build one",
-                       "target opset 7 or later")
+        raise b.refuse(
+            f"{dtype.name} Max below opset 12 needs an exact comparison, and ONNX "
+            "below opset 7 has no broadcasting integer arithmetic to build one",
+            "target opset 7 or later",
+        )
     result = node.inputs[0]
     for other in node.inputs[1:]:
         result = select(b, result, other, dtype)
@@ -143,17 +152,23 @@ def _arithmetic_max(b: Builder, x: ir.Value, y: ir.Value, dtype: DT) -> ir.Value
     tied = b.op("Not", [b.op("Or", [above, below], dtype=DT.BOOL)], dtype=DT.BOOL)
     # For tied values |x - y| < 2^12; for uint64 a negative difference wraps above 2^63.
     difference = b.cast(b.op("Sub", [x, y], dtype=dtype), f64)
-    small_positive = b.op("And", [
-        b.op("Greater", [difference, b.const(np.array(0.0))], dtype=DT.BOOL),
-        b.op("Less", [difference, b.const(np.array(2.0**63))], dtype=DT.BOOL),
-    ], dtype=DT.BOOL)
-    x_wins = b.op("Or", [above, b.op("And", [tied, small_positive], dtype=DT.BOOL)],
-                  dtype=DT.BOOL)
+    small_positive = b.op(
+        "And",
+        [
+            b.op("Greater", [difference, b.const(np.array(0.0))], dtype=DT.BOOL),
+            b.op("Less", [difference, b.const(np.array(2.0**63))], dtype=DT.BOOL),
+        ],
+        dtype=DT.BOOL,
+    )
+    x_wins = b.op("Or", [above, b.op("And", [tied, small_positive], dtype=DT.BOOL)], dtype=DT.BOOL)
     mask = b.cast(x_wins, dtype)
     one = b.const(np.array(1, dtype=dtype.numpy()))
     keep_y = b.op("Sub", [one, mask], dtype=dtype)
-    return b.op("Add", [b.op("Mul", [x, mask], dtype=dtype), b.op("Mul", [y, keep_y], dtype=dtype)],
-                dtype=dtype)
+    return b.op(
+        "Add",
+        [b.op("Mul", [x, mask], dtype=dtype), b.op("Mul", [y, keep_y], dtype=dtype)],
+        dtype=dtype,
+    )
 
 
 ADAPTERS = {

@@ -1,22 +1,22 @@
 """ReduceMax adapters between neighbouring schema versions (1, 11, 12, 13, 18, 20).
 
-    20 → 18, bool data                  →  Cast(uint8) → ReduceMax → Cast(bool)
-                                            (uint8's minimum 0 maps back to False, so an
-                                            empty set still gives False)
-    18 → 13, axes absent or empty       →  reduce all; with noop_with_empty_axes=1, Identity
-    18 → 13, constant axes              →  the `axes` attribute (initializer, Constant node
-                                            or outer-scope initializer)
-    18 → 13, axes computed at run time  →  per axis i, with r = [i in axes]:
-                                            Concat(Tile(ReduceMax(axes=[i]), r), Tile(x, 1-r))
-                                            then, for keepdims=0, Reshape(allowzero) to the
-                                            kept dims (If+Squeeze at 11-13). Exact for every
-                                            run-time value of axes; needs the rank.
-    13 → 18, `axes` attribute           →  an int64 initializer input (a Constant in functions)
-    13 → 12, bfloat16                   →  refused: nothing below opset 13 reads bfloat16
-    12 → 11, int8/uint8                 →  Cast(float32) → ReduceMax → Clip(min=type min) →
-                                            Cast back (Clip pins the empty set's -inf)
-    11 → 1, negative axes               →  axes + rank (needs a static rank)
-    every other step                    →  unchanged
+20 → 18, bool data                  →  Cast(uint8) → ReduceMax → Cast(bool)
+                                        (uint8's minimum 0 maps back to False, so an
+                                        empty set still gives False)
+18 → 13, axes absent or empty       →  reduce all; with noop_with_empty_axes=1, Identity
+18 → 13, constant axes              →  the `axes` attribute (initializer, Constant node
+                                        or outer-scope initializer)
+18 → 13, axes computed at run time  →  per axis i, with r = [i in axes]:
+                                        Concat(Tile(ReduceMax(axes=[i]), r), Tile(x, 1-r))
+                                        then, for keepdims=0, Reshape(allowzero) to the
+                                        kept dims (If+Squeeze at 11-13). Exact for every
+                                        run-time value of axes; needs the rank.
+13 → 18, `axes` attribute           →  an int64 initializer input (a Constant in functions)
+13 → 12, bfloat16                   →  refused: nothing below opset 13 reads bfloat16
+12 → 11, int8/uint8                 →  Cast(float32) → ReduceMax → Clip(min=type min) →
+                                        Cast back (Clip pins the empty set's -inf)
+11 → 1, negative axes               →  axes + rank (needs a static rank)
+every other step                    →  unchanged
 """
 
 from __future__ import annotations
@@ -43,8 +43,9 @@ def small_ints_through_float(node: ir.Node, b: Builder) -> str | None:
     if dtype not in (DT.INT8, DT.UINT8):
         return None
     minimum = float(np.iinfo(dtype.numpy()).min)
-    common.compute_in_wider_type(node, b, DT.FLOAT, family_version=11,
-                                 finish=lambda y: b.clip_min(y, minimum))
+    common.compute_in_wider_type(
+        node, b, DT.FLOAT, family_version=11, finish=lambda y: b.clip_min(y, minimum)
+    )
     return f"{dtype.name} ReduceMax computed exactly in FLOAT, empty set pinned to {minimum:g}"
 
 
@@ -81,49 +82,75 @@ def _runtime_axes_form(node: ir.Node, b: Builder, axes: ir.Value, noop: int) -> 
     data = node.inputs[0]
     rank = require_rank(node, data, "axes computed at run time need one step per axis")
     if b.opset < 6:
-        raise b.refuse("axes computed at run time need Tile with a repeats input (opset 6) "
-                       "to choose between reduced and unreduced data", "target opset 6 or later")
+        raise b.refuse(
+            "axes computed at run time need Tile with a repeats input (opset 6) "
+            "to choose between reduced and unreduced data",
+            "target opset 6 or later",
+        )
     keepdims = node.attributes.get_int("keepdims", 1)
     if not keepdims and b.opset < 11 and not _all_dims_positive(data):
         raise b.refuse(
             "axes computed at run time with keepdims=0 need the reduced axes removed at run "
             "time; below opset 11 that is a Reshape, which is only exact when no dimension of "
             f"{data.name!r} can be 0, and its shape is not static and positive",
-            "static positive dims, keepdims=1, constant axes, or target opset 11 or later")
-    reduced = [_axis_is_reduced(b, axes, i, rank, noop) for i in range(rank)]
+            "static positive dims, keepdims=1, constant axes, or target opset 11 or later",
+        )
+    empty = (
+        None
+        if noop
+        else b.binary(
+            "Equal",
+            b.op("Size", [axes], dtype=DT.INT64),
+            b.const(np.array(0, dtype=np.int64)),
+            dtype=DT.BOOL,
+        )
+    )
+    reduced = [_axis_is_reduced(b, axes, i, rank, empty) for i in range(rank)]
+    take = [b.unsqueeze(b.cast(flag, DT.INT64), [0]) for flag in reduced]
+    keep = [
+        b.unsqueeze(b.cast(b.op("Not", [flag], dtype=DT.BOOL), DT.INT64), [0]) for flag in reduced
+    ]
     result = data
-    for i, flag in enumerate(reduced):
-        result = _reduce_axis_if(b, result, i, rank, flag)
+    for i in range(rank):
+        result = _reduce_axis_if(b, result, i, rank, take[i], keep[i])
     if not keepdims:
-        result = _drop_reduced_axes(b, result, reduced)
+        result = _drop_reduced_axes(b, result, reduced, keep)
     replace_node(node, result)
     return f"run-time axes rewritten exactly for all {rank} axes (Tile/Concat select per axis)"
 
 
-def _reduce_axis_if(b: Builder, x: ir.Value, axis: int, rank: int, flag: ir.Value) -> ir.Value:
-    """ReduceMax over `axis` (keepdims) where `flag` holds, else x, without branches.
+def _reduce_axis_if(
+    b: Builder, x: ir.Value, axis: int, rank: int, take: ir.Value, keep: ir.Value
+) -> ir.Value:
+    """ReduceMax over `axis` (keepdims) if take=[1] (then keep=[0]), else x, without branches.
 
     Concat(Tile(reduced, r), Tile(x, 1 - r), axis): a zero repeat empties one side, so the
     result is exactly one of the two, whatever their lengths on `axis`.
     """
     i64 = DT.INT64
-    reduced = b.op("ReduceMax", [x], {"axes": [axis], "keepdims": 1}, family_version=13,
-                   dtype=x.dtype)
-    take = b.cast(flag, i64)
-    keep = b.cast(b.op("Not", [flag], dtype=DT.BOOL), i64)
+    reduced = b.op(
+        "ReduceMax", [x], {"axes": [axis], "keepdims": 1}, family_version=13, dtype=x.dtype
+    )
 
     def repeats(count: ir.Value) -> ir.Value:
         ones_before = b.const(np.ones(axis, dtype=np.int64))
         ones_after = b.const(np.ones(rank - axis - 1, dtype=np.int64))
-        return b.op("Concat", [ones_before, b.unsqueeze(count, [0]), ones_after], {"axis": 0},
-                    dtype=i64)
+        return b.op("Concat", [ones_before, count, ones_after], {"axis": 0}, dtype=i64)
 
-    return b.op("Concat", [b.op("Tile", [reduced, repeats(take)], dtype=x.dtype),
-                           b.op("Tile", [x, repeats(keep)], dtype=x.dtype)],
-                {"axis": axis}, dtype=x.dtype)
+    return b.op(
+        "Concat",
+        [
+            b.op("Tile", [reduced, repeats(take)], dtype=x.dtype),
+            b.op("Tile", [x, repeats(keep)], dtype=x.dtype),
+        ],
+        {"axis": axis},
+        dtype=x.dtype,
+    )
 
 
-def _drop_reduced_axes(b: Builder, x: ir.Value, reduced: list[ir.Value]) -> ir.Value:
+def _drop_reduced_axes(
+    b: Builder, x: ir.Value, reduced: list[ir.Value], keep: list[ir.Value]
+) -> ir.Value:
     """keepdims=0: remove the axes whose flag holds (they have length 1 by now)."""
     if 11 <= b.opset < 14:  # Reshape cannot keep a 0 dim before opset 14; If can.
         for i in reversed(range(len(reduced))):
@@ -132,10 +159,9 @@ def _drop_reduced_axes(b: Builder, x: ir.Value, reduced: list[ir.Value]) -> ir.V
         return x
     shape = b.op("Shape", [x], dtype=DT.INT64)
     kept = []
-    for i, flag in enumerate(reduced):
+    for i, keep_axis in enumerate(keep):
         length = b.slice(shape, [i], [i + 1], [0])
-        keep = b.cast(b.op("Not", [flag], dtype=DT.BOOL), DT.INT64)
-        kept.append(b.op("Tile", [length, b.unsqueeze(keep, [0])], dtype=DT.INT64))
+        kept.append(b.op("Tile", [length, keep_axis], dtype=DT.INT64))
     new_shape = b.op("Concat", kept, {"axis": 0}, dtype=DT.INT64)
     attributes = {"allowzero": 1} if b.opset >= 14 else {}
     return b.op("Reshape", [x, new_shape], attributes, dtype=x.dtype)
@@ -145,19 +171,24 @@ def _all_dims_positive(value: ir.Value) -> bool:
     return value.shape is not None and all(isinstance(d, int) and d > 0 for d in value.shape)
 
 
-def _axis_is_reduced(b: Builder, axes: ir.Value, i: int, rank: int, noop: int) -> ir.Value:
+def _axis_is_reduced(
+    b: Builder, axes: ir.Value, i: int, rank: int, empty: ir.Value | None
+) -> ir.Value:
     """A bool scalar: axis i is listed (as i or i - rank), or axes is empty and noop=0."""
     i64 = DT.INT64
-    listed = b.op("Or", [
-        b.binary("Equal", axes, b.const(np.array(i, dtype=np.int64)), dtype=DT.BOOL),
-        b.binary("Equal", axes, b.const(np.array(i - rank, dtype=np.int64)), dtype=DT.BOOL),
-    ], dtype=DT.BOOL)
+    listed = b.op(
+        "Or",
+        [
+            b.binary("Equal", axes, b.const(np.array(i, dtype=np.int64)), dtype=DT.BOOL),
+            b.binary("Equal", axes, b.const(np.array(i - rank, dtype=np.int64)), dtype=DT.BOOL),
+        ],
+        dtype=DT.BOOL,
+    )
     count = b.op("ReduceSum", [b.cast(listed, i64)], {"keepdims": 0}, dtype=i64)
     zero = b.const(np.array(0, dtype=np.int64))
     reduced = b.op("Not", [b.binary("Equal", count, zero, dtype=DT.BOOL)], dtype=DT.BOOL)
-    if noop:
+    if empty is None:  # noop_with_empty_axes=1: empty axes reduce nothing
         return reduced
-    empty = b.binary("Equal", b.op("Size", [axes], dtype=i64), zero, dtype=DT.BOOL)
     return b.op("Or", [reduced, empty], dtype=DT.BOOL)
 
 

@@ -31,8 +31,15 @@ ADAPTERS: dict[tuple[str, int, int], Adapter] = {
 @functools.cache
 def schema_versions(op_type: str) -> tuple[int, ...]:
     """All since_versions of a default-domain op, from onnx.defs."""
-    return tuple(sorted({s.since_version for s in onnx.defs.get_all_schemas_with_history()
-                         if s.name == op_type and s.domain == ""}))
+    return tuple(
+        sorted(
+            {
+                s.since_version
+                for s in onnx.defs.get_all_schemas_with_history()
+                if s.name == op_type and s.domain == ""
+            }
+        )
+    )
 
 
 def version_path(op_type: str, source: int, target: int) -> list[tuple[int, int]]:

@@ -25,7 +25,9 @@ from passes.graph_utils import containers, node_label
 # Versions whose meaning changed while the signature stayed the same, so that relabelling
 # across them would silently change results: (op, first version with the new meaning).
 _SILENT_SEMANTIC_CHANGES = {
-    ("Softmax", 13), ("LogSoftmax", 13), ("Hardmax", 13),  # coerce-to-2D became per-axis
+    ("Softmax", 13),
+    ("LogSoftmax", 13),
+    ("Hardmax", 13),  # coerce-to-2D became per-axis
 }
 
 
@@ -47,26 +49,32 @@ class RelabelOtherOpsPass(ir.passes.InPlacePass):
         return ir.passes.PassResult(model, False)
 
     def _check(self, node: ir.Node, source: int, ir_version: int) -> None:
-        old, new = schema_version(node.op_type, source), schema_version(node.op_type,
-                                                                         self.target_opset)
+        old, new = (
+            schema_version(node.op_type, source),
+            schema_version(node.op_type, self.target_opset),
+        )
         if old == new:
             return
         reason = _why_not_relabel(node, old, new, self.target_opset, ir_version)
         if reason:
             low, high = _opset_range(node.op_type, old)
             raise ConversionError(
-                node_label(node), node.op_type, reason,
+                node_label(node),
+                node.op_type,
+                reason,
                 f"a target opset in {low}..{high}, where this node keeps its meaning",
             )
 
 
-def _why_not_relabel(node: ir.Node, old: int | None, new: int | None, target: int,
-                     ir_version: int) -> str | None:
+def _why_not_relabel(
+    node: ir.Node, old: int | None, new: int | None, target: int, ir_version: int
+) -> str | None:
     if new is None:
         return f"{node.op_type} does not exist at opset {target}"
     low, high = sorted((old or 0, new))
-    if any(op == node.op_type and low < version <= high
-           for op, version in _SILENT_SEMANTIC_CHANGES):
+    if any(
+        op == node.op_type and low < version <= high for op, version in _SILENT_SEMANTIC_CHANGES
+    ):
         return f"{node.op_type}'s meaning changed between versions {low} and {high}"
     proto = ir.serde.serialize_node(node)
     ctx = onnx.checker.C.CheckerContext()

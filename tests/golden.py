@@ -1,0 +1,175 @@
+"""Golden before/after cases in ONNX text, compared modulo consistent renaming.
+
+A golden file holds cases in this form (MLIR-test style):
+
+    // ---- case: bool_below_20
+    // intent: bool ReduceMax at 20 goes through uint8 so the empty set stays False
+    // target: 18
+    // feed: axes = [1]
+    <the input model in onnx.parser text>
+    // ---- expect
+    <the expected model in onnx.parser text>
+
+or, for a negative case, `// ---- error: <substring of the ConversionError>` instead of the
+expect block. `feed` lines give fixed values for inputs (e.g. axes); the others are random.
+
+Run `python -m tests.golden tests/golden/FILE.onnxtxt` to rewrite the expect blocks from the
+current converter (then read the diff: that is the review).
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnx_ir as ir
+
+GOLDEN_DIR = Path(__file__).parent / "golden"
+_HEADER = re.compile(r"^// ---- case: (\S+)\s*$", re.M)
+
+
+@dataclasses.dataclass
+class GoldenCase:
+    name: str
+    intent: str
+    target: int
+    source_text: str
+    expected_text: str | None
+    error: str | None
+    feeds: dict[str, np.ndarray]
+
+    def source_model(self) -> onnx.ModelProto:
+        return onnx.parser.parse_model(self.source_text)
+
+
+def load_cases(path: Path) -> list[GoldenCase]:
+    text = path.read_text()
+    starts = [m.start() for m in _HEADER.finditer(text)]
+    return [_parse_case(text[a:b]) for a, b in zip(starts, [*starts[1:], len(text)])]
+
+
+def _parse_case(block: str) -> GoldenCase:
+    name = _HEADER.match(block).group(1)
+    meta = dict(re.findall(r"^// (intent|target): (.*)$", block, re.M))
+    feeds = {
+        k: np.array(ast.literal_eval(v), dtype=np.int64)
+        for k, v in re.findall(r"^// feed: (\w+) = (.*)$", block, re.M)
+    }
+    body = re.sub(r"^// (?!----).*\n", "", block.split("\n", 1)[1], flags=re.M)
+    error = re.search(r"^// ---- error: (.*)$", body, re.M)
+    source, _, expected = body.partition("// ---- expect\n")
+    source = re.sub(r"^// ---- error: .*$", "", source, flags=re.M)
+    return GoldenCase(
+        name,
+        meta.get("intent", ""),
+        int(meta["target"]),
+        source.strip(),
+        expected.strip() or None,
+        error.group(1).strip() if error else None,
+        feeds,
+    )
+
+
+def canonical_text(model: onnx.ModelProto) -> str:
+    """The model as text with values renamed v0, v1, ... in order of first appearance and
+    node names dropped, so that two models differing only in names print the same."""
+    ir_model = ir.serde.deserialize_model(model)
+    counter = iter(range(1_000_000))
+    for graph in ir_model.graphs():
+        _rename_graph(graph, counter)
+    for function in ir_model.functions.values():
+        _rename_graph(function.graph, counter)
+    proto = ir.serde.serialize_model(ir_model)
+    proto.ClearField("producer_name")
+    proto.ClearField("producer_version")
+    return onnx.printer.to_text(proto)
+
+
+def _rename_graph(graph: ir.Graph, counter) -> None:
+    seen: set[int] = set()
+
+    def rename(value: ir.Value | None) -> None:
+        if value is None or id(value) in seen or value.graph not in (graph, None):
+            return
+        seen.add(id(value))
+        if value.name in graph.initializers:
+            graph.initializers.pop(value.name)
+            value.name = f"v{next(counter)}"
+            graph.initializers[value.name] = value
+        else:
+            value.name = f"v{next(counter)}"
+
+    for value in graph.inputs:
+        rename(value)
+    for node in graph:
+        node.name = None
+        for value in node.inputs:
+            rename(value)
+        for value in node.outputs:
+            rename(value)
+    for value in graph.outputs:
+        rename(value)
+    # Initializers: order by first use, so registration order does not matter.
+    ordered = sorted(graph.initializers.values(), key=lambda v: int(v.name[1:]))
+    graph.initializers.clear()
+    for value in ordered:
+        graph.initializers[value.name] = value
+
+
+def random_feeds(
+    model: onnx.ModelProto,
+    fixed: dict[str, np.ndarray],
+    seed: int = 0,
+    dims: dict[str, int] | None = None,
+) -> dict[str, np.ndarray]:
+    """Seeded inputs with many ties (small integers) for every graph input not in `fixed`."""
+    rng = np.random.default_rng(seed)
+    initializer_names = {t.name for t in model.graph.initializer}
+    feeds = {}
+    for value in model.graph.input:
+        if value.name in initializer_names:
+            continue
+        if value.name in fixed:
+            feeds[value.name] = fixed[value.name]
+            continue
+        tensor_type = value.type.tensor_type
+        shape = [
+            d.dim_value if d.HasField("dim_value") else (dims or {}).get(d.dim_param, 3)
+            for d in tensor_type.shape.dim
+        ]
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)
+        if dtype == np.bool_:
+            feeds[value.name] = rng.integers(0, 2, size=shape).astype(bool)
+        else:
+            low = 0 if np.dtype(dtype).kind == "u" else -4
+            feeds[value.name] = rng.integers(low, 5, size=shape).astype(dtype)
+    return feeds
+
+
+def update_file(path: Path) -> None:
+    """Rewrite every expect block of `path` from the current converter."""
+    import maxlower
+
+    text = path.read_text()
+    for case in load_cases(path):
+        if case.error:
+            continue
+        converted = maxlower.convert(case.source_model(), case.target)
+        new_expected = canonical_text(converted).strip()
+        old_block = f"// ---- expect\n{case.expected_text}\n" if case.expected_text else None
+        anchor = case.source_text + "\n"
+        if old_block and old_block in text:
+            text = text.replace(old_block, f"// ---- expect\n{new_expected}\n", 1)
+        else:
+            text = text.replace(anchor, anchor + f"// ---- expect\n{new_expected}\n", 1)
+    path.write_text(text)
+
+
+if __name__ == "__main__":
+    for argument in sys.argv[1:]:
+        update_file(Path(argument))
