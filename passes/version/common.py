@@ -33,6 +33,8 @@ def normalise_axis_attribute(node: ir.Node, b: Builder) -> str | None:
     rank = require_rank(
         node, node.inputs[0], f"the negative axis {axis} must become non-negative below opset 11"
     )
+    if axis + rank < 0:
+        raise b.refuse(f"axis {axis} is out of range for rank {rank}", "a valid axis")
     node.attributes["axis"] = ir.AttrInt64("axis", axis + rank)
     return f"axis {axis} normalised to {axis + rank}"
 
@@ -48,6 +50,8 @@ def normalise_axes_attribute(node: ir.Node, b: Builder) -> str | None:
         f"the negative axes {list(axes)} must become non-negative below opset 11",
     )
     normalised = [a + rank if a < 0 else a for a in axes]
+    if any(a < 0 for a in normalised):
+        raise b.refuse(f"axes {list(axes)} are out of range for rank {rank}", "valid axes")
     node.attributes["axes"] = ir.AttrInt64s("axes", normalised)
     return f"axes {list(axes)} normalised to {normalised}"
 
