@@ -124,13 +124,13 @@ def integers_to_exact_form(node: ir.Node, b: Builder) -> str | None:
         return f"{dtype.name} Max computed exactly in {wide.name}"
     if b.opset >= 9:
         select = _where_max
-    elif b.opset >= 7:
+    elif b.opset >= 7 or (b.opset == 6 and _all_same_static_shape(list(node.inputs))):
         select = _arithmetic_max
     else:
         raise b.refuse(
-            f"{dtype.name} Max below opset 12 needs an exact comparison, and ONNX "
-            "below opset 7 has no broadcasting integer arithmetic to build one",
-            "target opset 7 or later",
+            f"{dtype.name} Max below opset 12 needs an exact comparison built from integer "
+            "arithmetic, which ONNX has from opset 6, and with broadcasting only from opset 7",
+            "target opset 7 or later (opset 6 if all inputs have the same static shape)",
         )
     result = node.inputs[0]
     for other in node.inputs[1:]:
@@ -155,15 +155,14 @@ def _arithmetic_max(b: Builder, x: ir.Value, y: ir.Value, dtype: DT) -> ir.Value
     small_positive = b.op(
         "And",
         [
-            b.op("Greater", [difference, b.const(np.array(0.0))], dtype=DT.BOOL),
-            b.op("Less", [difference, b.const(np.array(2.0**63))], dtype=DT.BOOL),
+            b.binary("Greater", difference, b.const(np.array(0.0)), dtype=DT.BOOL),
+            b.binary("Less", difference, b.const(np.array(2.0**63)), dtype=DT.BOOL),
         ],
         dtype=DT.BOOL,
     )
     x_wins = b.op("Or", [above, b.op("And", [tied, small_positive], dtype=DT.BOOL)], dtype=DT.BOOL)
     mask = b.cast(x_wins, dtype)
-    one = b.const(np.array(1, dtype=dtype.numpy()))
-    keep_y = b.op("Sub", [one, mask], dtype=dtype)
+    keep_y = b.cast(b.op("Not", [x_wins], dtype=DT.BOOL), dtype)
     return b.op(
         "Add",
         [b.op("Mul", [x, mask], dtype=dtype), b.op("Mul", [y, keep_y], dtype=dtype)],
