@@ -1,0 +1,251 @@
+"""The `maxlower` command line: `convert` and `inspect`."""
+
+from __future__ import annotations
+
+import contextlib
+import pathlib
+import sys
+from collections.abc import Iterator
+
+import click
+
+from maxlower import __version__
+from maxlower.api import LATEST_OPSET, InvalidModelError, check_target_opset, convert_ir_model
+from maxlower.inspect import (
+    FamilyNode,
+    Plan,
+    family_nodes,
+    in_graph_order,
+    plan_conversion,
+)
+from maxlower.io import default_output_path, load_model, one_line, same_file, save_model_atomic
+from passes.builder import schema_version
+from passes.errors import ConversionError
+from passes.version.convert import Rewrite
+
+EXIT_OK, EXIT_INTERNAL, EXIT_INVALID, EXIT_NO_EXACT_FORM = 0, 1, 2, 3
+
+EXIT_CODES_HELP = f"""\b
+Exit codes:
+  0  success
+  1  internal error in maxlower (a bug: please report it, with --debug output)
+  2  bad invocation, or the input is not a readable, valid ONNX model
+     (missing file, directory, garbled protobuf, opset outside 1..{LATEST_OPSET})
+  3  no exact conversion exists: the message names the node, the op, the
+     reason and what would make it possible
+"""
+
+DEBUG_OPTION = click.option("--debug", is_flag=True,
+                            help="Show the full traceback on errors instead of one line.")
+
+
+@contextlib.contextmanager
+def _errors_to_exit_codes(debug: bool) -> Iterator[None]:
+    """Turn the library's errors into one stderr line and an exit code (or, with --debug,
+    let them propagate with their traceback)."""
+    try:
+        yield
+    except click.exceptions.Exit:
+        raise
+    except ConversionError as error:
+        _fail(error, EXIT_NO_EXACT_FORM, debug)
+    except InvalidModelError as error:
+        _fail(error, EXIT_INVALID, debug)
+    except Exception as error:
+        if debug:
+            raise
+        _fail(f"internal error ({type(error).__name__}: {one_line(error)}); rerun with --debug "
+              "for the traceback", EXIT_INTERNAL, debug)
+
+
+def _fail(error: BaseException | str, code: int, debug: bool) -> None:
+    if debug and isinstance(error, BaseException):
+        raise error
+    click.echo(f"maxlower: error: {one_line(error) if isinstance(error, BaseException) else error}",
+               err=True)
+    sys.exit(code)
+
+
+@click.group(
+    help=f"""Exact opset conversion of the ONNX Max family: Max, ReduceMax and ArgMax.
+
+Every Max, ReduceMax and ArgMax node (in the main graph, subgraphs and model-local
+functions) is rewritten to a form that gives bit-identical results at the target
+opset, or the conversion stops with an error that names the node and says what would
+make it possible. Other ops are kept as they are when their meaning is the same at the
+target opset, and refused otherwise. The result always passes onnx.checker with
+full_check.
+
+\b
+Examples:
+  maxlower convert model.onnx --opset 13          writes model.opset13.onnx
+  maxlower convert model.onnx --opset 11 --dry-run
+  maxlower inspect model.onnx --opset 11
+
+Run `maxlower COMMAND --help` for each command's options.
+
+{EXIT_CODES_HELP}""",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@click.version_option(__version__, prog_name="maxlower")
+def cli() -> None:
+    pass
+
+
+@cli.command(
+    help=f"""Convert the model IN to opset N, exactly, and write it to OUT.
+
+Loads IN, rewrites every Max / ReduceMax / ArgMax node that the target opset needs
+in another form (for example ReduceMax-18's `axes` input becomes ReduceMax-13's
+`axes` attribute), sets the default-domain opset import to N, checks the result with
+onnx.checker (full_check) and writes it. A summary lists each rewrite.
+
+OUT defaults to <stem>.opset<N>.onnx beside IN. IN is never overwritten unless you
+pass --in-place. The file is written to a temporary name in the same directory and
+then renamed, so OUT is never left half-written; nothing is written when an error
+occurs.
+
+\b
+Examples:
+  maxlower convert model.onnx --opset 13                # -> model.opset13.onnx
+  maxlower convert model.onnx --opset 11 -o out/model11.onnx
+  maxlower convert model.onnx --opset 13 --dry-run      # summary only
+  maxlower convert model.onnx --opset 13 --in-place     # replaces model.onnx
+
+{EXIT_CODES_HELP}""",
+    short_help="Convert a model to another opset, exactly.",
+)
+@click.argument("input_path", metavar="IN", type=click.Path(path_type=pathlib.Path))
+@click.option("--opset", "-t", "opset", type=int, required=True, metavar="N",
+              help=f"Target default-domain (ai.onnx) opset, 1..{LATEST_OPSET}. Required.")
+@click.option("-o", "--output", "output_path", type=click.Path(path_type=pathlib.Path),
+              metavar="OUT", help="Where to write the result. Default: <stem>.opset<N>.onnx "
+              "beside IN.")
+@click.option("--dry-run", is_flag=True,
+              help="Convert and print the summary, but write nothing.")
+@click.option("--in-place", is_flag=True,
+              help="Allow replacing IN with the result (the default OUT becomes IN).")
+@DEBUG_OPTION
+def convert(input_path: pathlib.Path, opset: int, output_path: pathlib.Path | None,
+            dry_run: bool, in_place: bool, debug: bool) -> None:
+    with _errors_to_exit_codes(debug):
+        if output_path is None:
+            output_path = input_path if in_place else default_output_path(input_path, opset)
+        if same_file(output_path, input_path) and not in_place:
+            raise InvalidModelError(
+                f"the output {str(output_path)!r} is the input file; pass --in-place to "
+                "replace it, or choose another path with -o")
+        if in_place and not same_file(output_path, input_path):
+            raise InvalidModelError(
+                f"--in-place writes over IN, but -o names another file ({str(output_path)!r}); "
+                "pass one or the other")
+        check_target_opset(opset)
+        model = load_model(input_path)
+        source = model.opset_imports.get("")
+        original_nodes = family_nodes(model, infer_shapes=False)
+        rewrites = in_graph_order(convert_ir_model(model, opset), original_nodes)
+
+        click.echo(f"{input_path}: opset {_opset_text(source)} → {opset}")
+        if rewrites:
+            for rewrite in rewrites:
+                click.echo(f"  {_rewrite_line(rewrite)}")
+        else:
+            click.echo("  no Max-family node needed rewriting")
+        if dry_run:
+            click.echo(f"dry run: {output_path} not written")
+        else:
+            save_model_atomic(model, output_path)
+            click.echo(f"wrote {output_path}")
+
+
+@cli.command(
+    help=f"""List the Max-family nodes of IN and, with --opset, what conversion would do.
+
+For every Max, ReduceMax and ArgMax node (main graph, subgraphs of If/Loop/Scan, and
+model-local functions) this prints where it is, its op and schema version at the
+model's opset, its inputs with their element types and shapes (and constant values of
+int64 inputs such as ReduceMax's axes), and its attributes.
+
+With --opset N, it also converts a copy of the model to N (nothing is written) and
+says per node what would be rewritten, or why no exact form exists.
+
+\b
+Examples:
+  maxlower inspect model.onnx
+  maxlower inspect model.onnx --opset 11
+
+{EXIT_CODES_HELP}
+With --opset, exit code 3 means that conversion to N would fail.""",
+    short_help="List the Max-family nodes and what conversion would do.",
+)
+@click.argument("input_path", metavar="IN", type=click.Path(path_type=pathlib.Path))
+@click.option("--opset", "-t", "opset", type=int, default=None, metavar="N",
+              help="Also show what converting to this opset would do. Default: list only.")
+@DEBUG_OPTION
+def inspect(input_path: pathlib.Path, opset: int | None, debug: bool) -> None:
+    with _errors_to_exit_codes(debug):
+        if opset is not None:
+            check_target_opset(opset)
+        model = load_model(input_path)
+        plan = plan_conversion(model, opset) if opset is not None else None
+        nodes = family_nodes(model)
+
+        source = model.opset_imports.get("")
+        header = f"{input_path}: opset {_opset_text(source)}, ir_version {model.ir_version}, "
+        header += f"{len(nodes)} Max-family node{'s' if len(nodes) != 1 else ''}"
+        click.echo(header + (f"; planned conversion to opset {opset}" if plan else ""))
+        where = None
+        for node in nodes:
+            if node.where != where:
+                where = node.where
+                click.echo(f"\n{where}")
+            version = f"-{node.version}" if node.version else " (not in this opset)"
+            click.echo(f"  node {node.node!r}: {node.op_type}{version}")
+            click.echo(f"    inputs: {', '.join(node.inputs) or '(none)'}")
+            click.echo(f"    attributes: {', '.join(node.attributes) or '(none)'}")
+            if plan is not None:
+                for line in _plan_lines(plan, node):
+                    click.echo(f"    {line}")
+        if plan is not None:
+            others = in_graph_order(plan.other_rewrites(nodes), nodes)
+            if others:
+                click.echo("\nnodes that conversion creates are rewritten in turn:")
+                for rewrite in others:
+                    click.echo(f"  {_rewrite_line(rewrite)}")
+            if plan.error is not None:
+                click.echo(f"\nconversion to opset {opset} would fail at node "
+                           f"{plan.error.node_name!r} ({plan.error.op_type})")
+                raise plan.error
+            click.echo(f"\nconversion to opset {opset} would succeed")
+
+
+def _plan_lines(plan: Plan, node: FamilyNode) -> list[str]:
+    target = schema_version(node.op_type, plan.opset)
+    if plan.error is not None:
+        if (plan.error.node_name, plan.error.op_type) == (node.node, node.op_type):
+            return [f"at opset {plan.opset}: no exact form: {plan.error.reason}"]
+        return []
+    rewrites = plan.rewrites_of(node)  # one node's steps, in the order they were made
+    if not rewrites:
+        if target is None:  # cannot happen after a successful conversion; be plain anyway
+            return [f"at opset {plan.opset}: {node.op_type} does not exist"]
+        return [f"at opset {plan.opset}: {node.op_type}-{target}, no rewrite needed"]
+    return [f"at opset {plan.opset}: {node.op_type} {r.from_version}→{r.to_version}: {r.what}"
+            for r in rewrites]
+
+
+def _rewrite_line(rewrite: Rewrite) -> str:
+    return (f"{rewrite.where}: node {rewrite.node!r} {rewrite.op_type} "
+            f"{rewrite.from_version}→{rewrite.to_version}: {rewrite.what}")
+
+
+def _opset_text(opset: int | None) -> str:
+    return "(none)" if opset is None else str(opset)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The console script `maxlower` and `python -m maxlower`."""
+    cli.main(args=argv, prog_name="maxlower")
+
+
+__all__ = ["cli", "main"]
