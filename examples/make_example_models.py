@@ -1,6 +1,6 @@
 """Build the small example models under examples/models/ (they are committed; rerun to rebuild).
 
-    python examples/make_example_models.py
+    python examples/make_example_models.py [DIR]     (DIR defaults to examples/models)
 
 reduce_max_opset18.onnx   what PyTorch's dynamo exporter writes and older runtimes reject:
                           ReduceMax with `axes` as a graph input, ReduceMax with a constant
@@ -112,16 +112,17 @@ BUILDERS = {
 }
 
 
-def main() -> int:
-    MODELS.mkdir(parents=True, exist_ok=True)
+def main(argv: list[str]) -> int:
+    directory = pathlib.Path(argv[0]) if argv else MODELS
+    directory.mkdir(parents=True, exist_ok=True)
     for filename, build in BUILDERS.items():
         model = build()
         onnx.checker.check_model(model, full_check=True)
-        path = MODELS / filename
+        path = directory / filename
         onnx.save(model, path)
         print(f"wrote {path}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
