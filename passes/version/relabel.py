@@ -34,13 +34,16 @@ _SILENT_SEMANTIC_CHANGES = {
 class RelabelOtherOpsPass(ir.passes.InPlacePass):
     """Refuse a target opset at which some other node would be invalid or change meaning."""
 
-    def __init__(self, target_opset: int) -> None:
+    def __init__(self, target_opset: int, source_opsets: dict[int, int] | None = None) -> None:
+        """`source_opsets` ({id(graph or function): opset}, from `source_opsets_of`) lets the
+        pass run after ConvertFamilyPass has already moved the opset imports."""
         super().__init__()
         self.target_opset = target_opset
+        self.source_opsets = source_opsets or {}
 
     def call(self, model: ir.Model) -> ir.passes.PassResult:
         for _, container, opsets in containers(model):
-            source = opsets.get("")
+            source = self.source_opsets.get(id(container), opsets.get(""))
             if source is None or source == self.target_opset:
                 continue
             for node in ir.traversal.RecursiveGraphIterator(container):
@@ -76,6 +79,13 @@ def _why_not_relabel(
         op == node.op_type and low < version <= high for op, version in _SILENT_SEMANTIC_CHANGES
     ):
         return f"{node.op_type}'s meaning changed between versions {low} and {high}"
+    if any(
+        attr.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS)
+        for attr in node.attributes.values()
+    ):
+        # check_node cannot see outer-scope names from inside a body; the body's own nodes
+        # are checked one by one, and the final full check covers the node's structure.
+        return None
     proto = ir.serde.serialize_node(node)
     ctx = onnx.checker.C.CheckerContext()
     ctx.ir_version = ir_version
@@ -93,3 +103,8 @@ def _opset_range(op_type: str, version: int | None) -> tuple[int, int]:
     latest = onnx.defs.onnx_opset_version()
     inside = [o for o in range(1, latest + 1) if schema_version(op_type, o) == version]
     return (min(inside), max(inside)) if inside else (version or 1, version or 1)
+
+
+def source_opsets_of(model: ir.Model) -> dict[int, int]:
+    """The default-domain opset of the main graph and of each function, by identity."""
+    return {id(c): opsets[""] for _, c, opsets in containers(model) if "" in opsets}

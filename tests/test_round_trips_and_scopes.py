@@ -1,0 +1,142 @@
+"""Round trips through old opsets, and nodes that live in subgraphs and functions."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnx_ir as ir
+import pytest
+
+import maxlower
+from passes import ConversionError
+from maxlower.runtime import bit_equal, run_model
+from passes.version.registry import ADAPTERS, schema_versions
+from tests.conformance import family_cases
+
+
+def _runtime_axes(case) -> bool:
+    node = case.model.graph.node[0]
+    return node.op_type == "ReduceMax" and len(node.input) > 1
+
+
+@pytest.mark.parametrize(("low", "high"), [(13, 18), (7, 13)])
+@pytest.mark.parametrize("case", family_cases(), ids=lambda c: c.name)
+def test_round_trip_keeps_outputs(case, low, high):
+    start = maxlower.convert(case.model, high)
+    if _runtime_axes(case) and low < 13:
+        # At 13 these are the run-time-axes form, built from helper ops (Unsqueeze-13 with
+        # an axes input, ...) that only whole-model conversion of other ops can move on.
+        with pytest.raises(ConversionError, match="Unsqueeze"):
+            maxlower.convert(start, low)
+        return
+    there = maxlower.convert(start, low)
+    back = maxlower.convert(there, high)
+    onnx.checker.check_model(back, full_check=True)
+    inputs, expected = case.data_sets[0]
+    for model in (start, there, back):
+        feeds = {v.name: x for v, x in zip(model.graph.input, inputs)}
+        outputs, _ = run_model(model, feeds)
+        assert all(bit_equal(e, a) for e, a in zip(expected, outputs, strict=True))
+
+
+def test_every_neighbouring_version_pair_has_an_adapter_both_ways():
+    for op in ("Max", "ReduceMax", "ArgMax"):
+        versions = schema_versions(op)
+        assert versions[0] == 1
+        for low, high in zip(versions, versions[1:]):
+            assert (op, low, high) in ADAPTERS, (op, low, high)
+            assert (op, high, low) in ADAPTERS, (op, high, low)
+    assert len(ADAPTERS) == 2 * (4 + 5 + 3)
+
+
+SUBGRAPH_MODEL = """
+<ir_version: 9, opset_import: ["" : 18]>
+g (float[2,3,4] x, bool cond, int64 trips) => (float[2,4] from_if, float[2,1,4] from_loop) {
+  from_if = If (cond) <
+    then_branch = then_g () => (float[2,4] t) {
+      axes = Constant <value_ints = [1]> ()
+      t = ReduceMax <keepdims = 0> (x, axes)
+    },
+    else_branch = else_g () => (float[2,4] e) {
+      axes = Constant <value_ints = [-2]> ()
+      e = ReduceMax <keepdims = 0> (x, axes)
+    }
+  >
+  init = Identity (x)
+  final, from_loop = Loop (trips, cond, init) <
+    body = loop_g (int64 i, bool c_in, float[2,3,4] acc) => (bool c_out, float[2,3,4] acc_out,
+                                                            float[2,1,4] scan) {
+      c_out = Identity (c_in)
+      acc_out = Identity (acc)
+      scan = ReduceMax <keepdims = 1> (acc, outer_axes)
+    }
+  >
+}
+"""
+
+
+def _with_outer_axes(text: str) -> onnx.ModelProto:
+    """The Loop body reads `outer_axes`, an initializer of the main graph (outer scope)."""
+    model = onnx.parser.parse_model(text)
+    model.graph.initializer.append(onnx.numpy_helper.from_array(np.array([1]), "outer_axes"))
+    # A Loop's scan output gains a leading iteration axis.
+    model.graph.output[1].type.tensor_type.shape.dim.insert(0, onnx.TensorShapeProto.Dimension())
+    return model
+
+
+@pytest.mark.parametrize("cond", [True, False])
+def test_reduce_max_in_if_and_loop_converts_to_11(cond):
+    model = _with_outer_axes(SUBGRAPH_MODEL)
+    onnx.checker.check_model(model, full_check=True)
+    converted = maxlower.convert(model, 11)
+    onnx.checker.check_model(converted, full_check=True)
+    text = onnx.printer.to_text(converted)
+    assert "ReduceMax <keepdims: int = 0, axes: ints = [1]>" in text
+    assert "ReduceMax <keepdims: int = 1, axes: ints = [1]>" in text
+    rng = np.random.default_rng(0)
+    feeds = {
+        "x": rng.integers(-3, 3, size=(2, 3, 4)).astype(np.float32),
+        "cond": np.array(cond),
+        "trips": np.array(3),
+    }
+    expected, runner_a = run_model(model, feeds)
+    actual, runner_b = run_model(converted, feeds)
+    assert runner_a == runner_b == "onnxruntime"
+    assert all(bit_equal(e, a) for e, a in zip(expected, actual, strict=True))
+
+
+FUNCTION_MODEL = """
+<ir_version: 9, opset_import: ["" : 13, "local" : 1]>
+g (float[3,5] x) => (int64[3] y) {
+  y = local.last_argmax (x)
+}
+<domain: "local", opset_import: ["" : 13]>
+last_argmax (data) => (index) {
+  index = ArgMax <axis = 1, keepdims = 0, select_last_index = 1> (data)
+}
+"""
+
+
+def test_function_with_select_last_index_converts_to_11_and_stays():
+    model = onnx.parser.parse_model(FUNCTION_MODEL)
+    onnx.checker.check_model(model, full_check=True)
+    converted = maxlower.convert(model, 11)
+    onnx.checker.check_model(converted, full_check=True)
+    assert [f.name for f in converted.functions] == ["last_argmax"]
+    function = converted.functions[0]
+    assert {o.domain: o.version for o in function.opset_import}[""] == 11
+    assert all(a.name != "select_last_index" for n in function.node for a in n.attribute)
+    x = np.array([[1, 3, 3, 0, 3], [2, 2, 2, 2, 2], [0, 1, 4, 4, -1]], dtype=np.float32)
+    expected, _ = run_model(model, {"x": x})
+    actual, runner = run_model(converted, {"x": x})
+    assert runner == "onnxruntime"
+    np.testing.assert_array_equal(expected[0], [4, 4, 3])
+    assert bit_equal(expected[0], actual[0])
+
+
+def test_library_accepts_and_returns_onnx_ir_models():
+    model = ir.serde.deserialize_model(onnx.parser.parse_model(FUNCTION_MODEL))
+    converted = maxlower.convert(model, 11)
+    assert isinstance(converted, ir.Model)
+    assert converted.opset_imports[""] == 11
+    assert model.opset_imports[""] == 13, "the input model is left as it was"
