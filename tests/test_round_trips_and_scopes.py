@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import onnx
 import onnx_ir as ir
 import pytest
 
 import maxlower
-from passes import ConversionError
 from maxlower.runtime import bit_equal, run_model
+from passes import ConversionError
 from passes.version.registry import ADAPTERS, schema_versions
 from tests.conformance import family_cases
 
@@ -43,7 +45,7 @@ def test_every_neighbouring_version_pair_has_an_adapter_both_ways():
     for op in ("Max", "ReduceMax", "ArgMax"):
         versions = schema_versions(op)
         assert versions[0] == 1
-        for low, high in zip(versions, versions[1:]):
+        for low, high in itertools.pairwise(versions):
             assert (op, low, high) in ADAPTERS, (op, low, high)
             assert (op, high, low) in ADAPTERS, (op, high, low)
     assert len(ADAPTERS) == 2 * (4 + 5 + 3)
