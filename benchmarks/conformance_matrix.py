@@ -410,7 +410,7 @@ def non_ok_listing(results: Iterable[PairResult], converter: str,
         if result.converter == converter and result.category != "ok":
             # The target opset in a message ("version 11 is not supported") would otherwise
             # split one reason into a group per opset.
-            message = re.sub(rf"(?<![\w.$]){result.opset}(?![\w.])", "<target>",
+            message = re.sub(rf"\b(version|opset:?) {result.opset}\b", r"\1 <target>",
                              result.message)
             groups[result.category, message][result.case].append(result.opset)
     lines = []
