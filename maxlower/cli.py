@@ -18,7 +18,14 @@ from maxlower.inspect import (
     in_graph_order,
     plan_conversion,
 )
-from maxlower.io import default_output_path, load_model, one_line, same_file, save_model_atomic
+from maxlower.io import (
+    check_destination,
+    default_output_path,
+    load_model,
+    one_line,
+    same_file,
+    save_model_atomic,
+)
 from passes.builder import schema_version
 from passes.errors import ConversionError
 from passes.version.convert import Rewrite
@@ -140,6 +147,8 @@ def convert(input_path: pathlib.Path, opset: int, output_path: pathlib.Path | No
                 f"--in-place writes over IN, but -o names another file ({str(output_path)!r}); "
                 "pass one or the other")
         check_target_opset(opset)
+        if not dry_run:
+            check_destination(output_path)
         model = load_model(input_path)
         source = model.opset_imports.get("")
         original_nodes = family_nodes(model, infer_shapes=False)

@@ -39,6 +39,7 @@ def load_model(path: str | os.PathLike, *, check: bool = True) -> ir.Model:
     if model.ir_version == 0 or not model.opset_imports:
         # An empty file parses as an empty ModelProto; say what is missing instead.
         raise InvalidModelError(f"{path}: not an ONNX model (no IR version or opset import)")
+    _check_external_data(model, path)
     if check:
         try:
             CheckerPass(full_check=True)(model)
@@ -62,14 +63,23 @@ def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
         return pathlib.Path(a).resolve() == pathlib.Path(b).resolve()
 
 
+def check_destination(path: str | os.PathLike) -> None:
+    """Fail before any work if `path` cannot be an output file."""
+    path = pathlib.Path(path)
+    if not path.parent.is_dir():
+        raise InvalidModelError(
+            f"{path}: the output directory {str(path.parent)!r} does not exist")
+    if path.is_dir():
+        raise InvalidModelError(f"{path}: is a directory; give a file name for the output")
+
+
 def save_model_atomic(model: ir.Model, path: str | os.PathLike) -> pathlib.Path:
     """Write `model` to `path` through a temporary file in the same directory and
     `os.replace`, so that `path` is never left half-written. External data, if the model
     has any, goes to `<name>.data` beside it."""
     path = pathlib.Path(path)
+    check_destination(path)
     directory = path.parent
-    if not directory.is_dir():
-        raise InvalidModelError(f"{path}: the output directory {str(directory)!r} does not exist")
     external_data = f"{path.name}.data" if _has_external_tensors(model) else None
     # Same suffix, so that ir.save picks the format `path` asks for (protobuf by default).
     fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=directory)
@@ -79,7 +89,8 @@ def save_model_atomic(model: ir.Model, path: str | os.PathLike) -> pathlib.Path:
         _copy_mode(path, temp_name)
         os.replace(temp_name, path)
     except OSError as error:
-        raise InvalidModelError(f"{path}: cannot write ({error.strerror or error})") from None
+        what = f"{error.strerror}: {error.filename}" if error.filename else str(error)
+        raise InvalidModelError(f"{path}: cannot write ({what})") from None
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp_name)
@@ -91,9 +102,27 @@ def one_line(error: BaseException) -> str:
     return " ".join(line.strip() for line in str(error).splitlines() if line.strip())
 
 
+def _external_tensors(model: ir.Model) -> list[ir.ExternalTensor]:
+    return [value.const_value for graph in model.graphs()
+            for value in graph.initializers.values()
+            if isinstance(value.const_value, ir.ExternalTensor)]
+
+
 def _has_external_tensors(model: ir.Model) -> bool:
-    return any(isinstance(value.const_value, ir.ExternalTensor)
-               for graph in model.graphs() for value in graph.initializers.values())
+    return bool(_external_tensors(model))
+
+
+def _check_external_data(model: ir.Model, path: pathlib.Path) -> None:
+    """Tensors load lazily, so a missing data file would only surface when writing."""
+    for tensor in _external_tensors(model):
+        data = pathlib.Path(tensor.path)
+        size = data.stat().st_size if data.is_file() else None
+        if size is None or (tensor.length is not None
+                            and (tensor.offset or 0) + tensor.length > size):
+            problem = "is missing" if size is None else "is shorter than the model says"
+            raise InvalidModelError(
+                f"{path}: the external data file {tensor.location!r} of tensor "
+                f"{tensor.name!r} {problem} (looked in {str(data.parent)!r})")
 
 
 def _copy_mode(existing: pathlib.Path, temp_name: str) -> None:

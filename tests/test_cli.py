@@ -186,6 +186,47 @@ def test_missing_output_directory_is_exit_2(example: pathlib.Path):
     assert_one_line_error(result.stderr, "does not exist")
 
 
+def test_output_that_is_a_directory_is_exit_2(example: pathlib.Path):
+    result = invoke("convert", example, "--opset", "13", "-o", example.parent)
+    assert result.exit_code == 2
+    assert_one_line_error(result.stderr, "is a directory")
+
+
+def external_data_model(directory: pathlib.Path) -> pathlib.Path:
+    weights = onnx.numpy_helper.from_array(np.arange(1024, dtype=np.float32).reshape(32, 32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("Max", ["x", "w"], ["y"], name="max"),
+         helper.make_node("ReduceMax", ["y"], ["r"], name="reduce", axes=[1], keepdims=0)],
+        "ext", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [32, 32])],
+        [helper.make_tensor_value_info("r", TensorProto.FLOAT, [32])], initializer=[weights])
+    path = directory / "ext.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path,
+              save_as_external_data=True, location="weights.bin", size_threshold=0)
+    return path
+
+
+def test_external_data_stays_external(tmp_path: pathlib.Path):
+    source = external_data_model(tmp_path)
+    (tmp_path / "out").mkdir()
+    out = tmp_path / "out" / "ext18.onnx"
+    result = invoke("convert", source, "--opset", "18", "-o", out)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "ext18.onnx.data").stat().st_size == 1024 * 4
+    assert out.stat().st_size < 1024
+    onnx.checker.check_model(str(out), full_check=True)
+    initializers = {i.name: i for i in onnx.load(out).graph.initializer}
+    weights = onnx.numpy_helper.to_array(initializers["w"])
+    assert np.array_equal(weights, np.arange(1024, dtype=np.float32).reshape(32, 32))
+
+
+def test_missing_external_data_is_exit_2(tmp_path: pathlib.Path):
+    source = external_data_model(tmp_path)
+    (tmp_path / "weights.bin").unlink()
+    result = invoke("convert", source, "--opset", "18")
+    assert result.exit_code == 2
+    assert_one_line_error(result.stderr, "'weights.bin'", "missing")
+
+
 def test_no_exact_form_is_exit_3_and_names_node_and_op(bfloat16_max: pathlib.Path):
     result = invoke("convert", bfloat16_max, "--opset", "12")
     assert result.exit_code == 3
