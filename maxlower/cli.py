@@ -30,7 +30,7 @@ from passes.builder import schema_version
 from passes.errors import ConversionError
 from passes.version.convert import Rewrite
 
-EXIT_OK, EXIT_INTERNAL, EXIT_INVALID, EXIT_NO_EXACT_FORM = 0, 1, 2, 3
+EXIT_INTERNAL, EXIT_INVALID, EXIT_NO_EXACT_FORM = 1, 2, 3
 
 EXIT_CODES_HELP = f"""\b
 Exit codes:
@@ -42,8 +42,10 @@ Exit codes:
      reason and what would make it possible
 """
 
-DEBUG_OPTION = click.option("--debug", is_flag=True,
-                            help="Show the full traceback on errors instead of one line.")
+DEBUG_OPTION = click.option(
+    "--debug", is_flag=True,
+    help="On an error, raise it with its full traceback instead of printing one line "
+    "(the exit code is then Python's, 1).")
 
 
 @contextlib.contextmanager
