@@ -21,7 +21,7 @@ from onnx_ir.passes.common import CheckerPass, ShapeInferencePass
 import maxlower
 from maxlower.runtime import bit_equal, run_model
 from passes import ConvertFamilyPass
-from passes.version.relabel import RelabelOtherOpsPass
+from passes.version.other_ops import ConvertOtherOpsPass
 
 MODEL = pathlib.Path(__file__).resolve().parent / "models" / "reduce_max_opset18.onnx"
 
@@ -70,7 +70,7 @@ def main() -> int:
     model = ir.serde.deserialize_model(original)
     pipeline = ir.passes.PassManager([
         ShapeInferencePass(strict_mode=False),  # adapters need ranks and dtypes
-        RelabelOtherOpsPass(11),  # refuses if a non-family op would change meaning
+        ConvertOtherOpsPass(11),  # other ops: relabel, delegate one node, or refuse
         ConvertFamilyPass(11),
         CheckerPass(full_check=True),
     ])

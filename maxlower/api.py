@@ -10,7 +10,7 @@ from onnx_ir.passes.common import CheckerPass, ShapeInferencePass
 
 from passes.errors import ConversionError
 from passes.version.convert import ConvertFamilyPass, Rewrite
-from passes.version.relabel import RelabelOtherOpsPass, source_opsets_of
+from passes.version.other_ops import ConvertOtherOpsPass, source_opsets_of
 
 ModelLike = TypeVar("ModelLike", onnx.ModelProto, ir.Model)
 
@@ -49,7 +49,7 @@ def convert_ir_model(model: ir.Model, opset: int) -> list[Rewrite]:
     sources = source_opsets_of(model)
     family = ConvertFamilyPass(opset)
     family(model)  # first: it removes constants (axes) that only the family nodes used
-    RelabelOtherOpsPass(opset, sources)(model)
+    ConvertOtherOpsPass(opset, sources)(model)
     # IR 4 lets initializers (which rewrites add) stand apart from the graph inputs.
     model.ir_version = max(model.ir_version, _min_ir_version(opset), 4)
     ShapeInferencePass(strict_mode=False)(model)  # types and shapes for the new values

@@ -152,22 +152,20 @@ def random_feeds(
 
 
 def update_file(path: Path) -> None:
-    """Rewrite every expect block of `path` from the current converter."""
+    """Rewrite every expect block of `path` from the current converter, case by case."""
     import maxlower
 
     text = path.read_text()
-    for case in load_cases(path):
-        if case.error:
-            continue
-        converted = maxlower.convert(case.source_model(), case.target)
-        new_expected = canonical_text(converted).strip()
-        old_block = f"// ---- expect\n{case.expected_text}\n" if case.expected_text else None
-        anchor = case.source_text + "\n"
-        if old_block and old_block in text:
-            text = text.replace(old_block, f"// ---- expect\n{new_expected}\n", 1)
-        else:
-            text = text.replace(anchor, anchor + f"// ---- expect\n{new_expected}\n", 1)
-    path.write_text(text)
+    starts = [m.start() for m in _HEADER.finditer(text)]
+    blocks = [text[: starts[0]]] if starts else [text]
+    for a, b in zip(starts, [*starts[1:], len(text)]):
+        block = re.sub(r"// ---- expect\n.*", "", text[a:b], flags=re.S).rstrip() + "\n"
+        case = _parse_case(block)
+        if not case.error:
+            converted = maxlower.convert(case.source_model(), case.target)
+            block += f"// ---- expect\n{canonical_text(converted).strip()}\n"
+        blocks.append(block + "\n")
+    path.write_text("".join(blocks).rstrip() + "\n")
 
 
 if __name__ == "__main__":

@@ -8,9 +8,10 @@
                                         or outer-scope initializer)
 18 → 13, axes computed at run time  →  per axis i, with r = [i in axes]:
                                         Concat(Tile(ReduceMax(axes=[i]), r), Tile(x, 1-r))
-                                        then, for keepdims=0, Reshape(allowzero) to the
-                                        kept dims (If+Squeeze at 11-13). Exact for every
-                                        run-time value of axes; needs the rank.
+                                        then, for keepdims=0, Reshape to the kept dims
+                                        (allowzero=1, or If+Squeeze at 11-13, where a dim
+                                        may be 0). Exact for every run-time value of axes;
+                                        needs the rank.
 13 → 18, `axes` attribute           →  an int64 initializer input (a Constant in functions)
 13 → 12, bfloat16                   →  refused: nothing below opset 13 reads bfloat16
 12 → 11, int8/uint8                 →  Cast(float32) → ReduceMax → Clip(min=type min) →
@@ -114,7 +115,7 @@ def _runtime_axes_form(node: ir.Node, b: Builder, axes: ir.Value, noop: int) -> 
     for i in range(rank):
         result = _reduce_axis_if(b, result, i, rank, take[i], keep[i])
     if not keepdims:
-        result = _drop_reduced_axes(b, result, reduced, keep)
+        result = _drop_reduced_axes(b, result, reduced, keep, _all_dims_positive(data))
     replace_node(node, result)
     return f"run-time axes rewritten exactly for all {rank} axes (Tile/Concat select per axis)"
 
@@ -149,10 +150,15 @@ def _reduce_axis_if(
 
 
 def _drop_reduced_axes(
-    b: Builder, x: ir.Value, reduced: list[ir.Value], keep: list[ir.Value]
+    b: Builder, x: ir.Value, reduced: list[ir.Value], keep: list[ir.Value], no_zero_dims: bool
 ) -> ir.Value:
-    """keepdims=0: remove the axes whose flag holds (they have length 1 by now)."""
-    if 11 <= b.opset < 14:  # Reshape cannot keep a 0 dim before opset 14; If can.
+    """keepdims=0: remove the axes whose flag holds (they have length 1 by now).
+
+    Reshape to the kept lengths; before opset 14 Reshape reads a 0 as "copy this input dim",
+    so there it is exact only when no dim can be 0, and otherwise If+Squeeze (11-13) does it.
+    Plain Reshape is preferred whenever it is exact: it moves between opsets as it is.
+    """
+    if not no_zero_dims and 11 <= b.opset < 14:
         for i in reversed(range(len(reduced))):
             then = b.sub_builder()
             x = b.if_(reduced[i], (then, then.squeeze(x, [i])), (b.sub_builder(), x), x.dtype)
@@ -160,10 +166,12 @@ def _drop_reduced_axes(
     shape = b.op("Shape", [x], dtype=DT.INT64)
     kept = []
     for i, keep_axis in enumerate(keep):
-        length = b.slice(shape, [i], [i + 1], [0])
+        length = b.op(
+            "Gather", [shape, b.const(np.array([i], dtype=np.int64))], {"axis": 0}, dtype=DT.INT64
+        )
         kept.append(b.op("Tile", [length, keep_axis], dtype=DT.INT64))
     new_shape = b.op("Concat", kept, {"axis": 0}, dtype=DT.INT64)
-    attributes = {"allowzero": 1} if b.opset >= 14 else {}
+    attributes = {"allowzero": 1} if b.opset >= 14 and not no_zero_dims else {}
     return b.op("Reshape", [x, new_shape], attributes, dtype=x.dtype)
 
 
