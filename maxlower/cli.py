@@ -81,9 +81,9 @@ def _fail(error: BaseException | str, code: int, debug: bool) -> None:
 Every Max, ReduceMax and ArgMax node (in the main graph, subgraphs and model-local
 functions) is rewritten to a form that gives bit-identical results at the target
 opset, or the conversion stops with an error that names the node and says what would
-make it possible. Other ops are kept as they are when their meaning is the same at the
-target opset, and refused otherwise. The result always passes onnx.checker with
-full_check.
+make it possible. Every other node is relabelled when its meaning is the same at the
+target opset, else converted on its own by onnx.version_converter, else refused. The
+result always passes onnx.checker with full_check.
 
 \b
 Examples:
