@@ -70,6 +70,8 @@ def main() -> int:
     model = ir.serde.deserialize_model(original)
     pipeline = ir.passes.PassManager([
         ShapeInferencePass(strict_mode=False),  # adapters need ranks and dtypes
+        # Other ops first: ConvertFamilyPass moves the opset import to the target, and
+        # after that ConvertOtherOpsPass would need the source opsets passed explicitly.
         ConvertOtherOpsPass(11),  # other ops: relabel, delegate one node, or refuse
         ConvertFamilyPass(11),
         CheckerPass(full_check=True),
