@@ -45,6 +45,13 @@ def convert_ir_model(model: ir.Model, opset: int) -> list[Rewrite]:
     check_target_opset(opset)
     if "" not in model.opset_imports:
         raise InvalidModelError("the model imports no default-domain ('' / ai.onnx) opset")
+    try:
+        check_full(model)
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as error:
+        first_line = str(error).strip().splitlines()[0]
+        raise InvalidModelError(
+            f"the input model fails onnx.checker (full check): {first_line}"
+        ) from None
     ShapeInferencePass(strict_mode=False)(model)
     sources = source_opsets_of(model)
     family = ConvertFamilyPass(opset)
@@ -53,8 +60,14 @@ def convert_ir_model(model: ir.Model, opset: int) -> list[Rewrite]:
     # IR 4 lets initializers (which rewrites add) stand apart from the graph inputs.
     model.ir_version = max(model.ir_version, _min_ir_version(opset), 4)
     ShapeInferencePass(strict_mode=False)(model)  # types and shapes for the new values
-    CheckerPass(full_check=True)(model)
+    check_full(model)
     return family.rewrites
+
+
+def check_full(model: ir.Model) -> None:
+    """onnx.checker with full_check. Through onnx_ir's CheckerPass, which checks large and
+    external initializers as typed graph inputs, so weights are never read or copied."""
+    CheckerPass(full_check=True)(model)
 
 
 def check_target_opset(opset: int) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 import maxlower
 from maxlower.runtime import bit_equal, run_model
+from passes import ConversionError, ConvertFamilyPass
 from passes.version.registry import ADAPTERS, schema_versions
 from tests.conformance import family_cases
 
@@ -130,3 +131,17 @@ def test_library_accepts_and_returns_onnx_ir_models():
     assert isinstance(converted, ir.Model)
     assert converted.opset_imports[""] == 11
     assert model.opset_imports[""] == 13, "the input model is left as it was"
+
+
+def test_out_of_range_axes_are_refused_not_passed_on():
+    """The API refuses such a model as invalid input; the pass itself refuses it too, for
+    pipelines that skip the input check."""
+    model = ir.from_onnx_text("""
+        <ir_version: 6, opset_import: ["" : 11]>
+        g (float[2,3] data) => (float[2,3,1] out) {
+          out = ReduceMax <axes = [-3], keepdims = 1> (data)
+        }""")
+    with pytest.raises(ConversionError, match="out of range for rank 2"):
+        ConvertFamilyPass(10)(model)
+    with pytest.raises(maxlower.InvalidModelError, match=r"fails onnx\.checker"):
+        maxlower.convert(model, 10)

@@ -17,6 +17,7 @@ here; `RelabelOtherOpsPass` checks them.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import itertools
 
@@ -62,16 +63,18 @@ class ConvertFamilyPass(ir.passes.InPlacePass):
         return ir.passes.PassResult(model, modified)
 
     def _convert_container(self, where: str, container, source_opset: int) -> bool:
-        worklist: list[tuple[ir.Node, int]] = [
+        places = _subgraph_places(where, container)
+        worklist = collections.deque(  # graph order, so rewrites are reported in that order
             (node, schema_version(node.op_type, source_opset))
             for node in ir.traversal.RecursiveGraphIterator(container)
             if node.domain == "" and node.op_type in FAMILY
-        ]
+        )
         counter = itertools.count()
         constants: dict = {}
         modified = False
         while worklist:
-            node, version = worklist.pop()
+            node, version = worklist.popleft()
+            place = places.get(id(node.graph), where)
             for from_version, to_version in version_path(
                 node.op_type, version, schema_version(node.op_type, self.target_opset)
             ):
@@ -89,12 +92,26 @@ class ConvertFamilyPass(ir.passes.InPlacePass):
                     modified = True
                     self.rewrites.append(
                         Rewrite(
-                            where, node_label(node), node.op_type, from_version, to_version, what
+                            place, node_label(node), node.op_type, from_version, to_version, what
                         )
                     )
                 if node.graph is None:  # replaced: its new family nodes are on the worklist
                     break
         return modified
+
+
+def _subgraph_places(where: str, container) -> dict[int, str]:
+    """{id(subgraph): "main graph > then_branch of node 'pick'"} for every body inside."""
+    places: dict[int, str] = {}
+    for node in ir.traversal.RecursiveGraphIterator(container):
+        outer = places.get(id(node.graph), where)
+        for attr in node.attributes.values():
+            if attr.type == ir.AttributeType.GRAPH:
+                places[id(attr.value)] = f"{outer} > {attr.name} of node '{node_label(node)}'"
+            elif attr.type == ir.AttributeType.GRAPHS:
+                for i, graph in enumerate(attr.value):
+                    places[id(graph)] = f"{outer} > {attr.name}[{i}] of node '{node_label(node)}'"
+    return places
 
 
 def convert_family(model: ir.Model, target_opset: int) -> list[Rewrite]:
