@@ -145,3 +145,33 @@ def test_out_of_range_axes_are_refused_not_passed_on():
         ConvertFamilyPass(10)(model)
     with pytest.raises(maxlower.InvalidModelError, match=r"fails onnx\.checker"):
         maxlower.convert(model, 10)
+
+
+SCAN_AND_CUSTOM_MODEL = """
+<ir_version: 9, opset_import: ["" : 18, "custom.domain" : 1]>
+g (float[4,3,5] xs) => (float[3] last, float[4,3] rows, float[4,3,5] kept) {
+  zero = Constant <value = float[3] {0, 0, 0}> ()
+  last, rows = Scan (zero, xs) <num_scan_inputs = 1, body = scan_g (float[3] carry,
+                                                                   float[3,5] x)
+                                                        => (float[3] carry_out, float[3] row) {
+      axes = Constant <value_ints = [-1]> ()
+      row = ReduceMax <keepdims = 0> (x, axes)
+      carry_out = Max (carry, row)
+  }>
+  kept = custom.domain.Opaque (xs)
+}
+"""
+
+
+def test_scan_body_converts_and_custom_domain_nodes_stay():
+    model = onnx.parser.parse_model(SCAN_AND_CUSTOM_MODEL)
+    converted, rewrites = maxlower.convert_with_report(model, 13)
+    assert [r.where for r in rewrites] == ["main graph > body of node '<unnamed Scan>'"]
+    assert {o.domain: o.version for o in converted.opset_import} == {"": 13, "custom.domain": 1}
+    opaque = [n for n in converted.graph.node if n.domain == "custom.domain"]
+    assert len(opaque) == 1 and opaque[0].op_type == "Opaque"
+    body = next(a.g for n in converted.graph.node for a in n.attribute if a.name == "body")
+    reduce_node = next(n for n in body.node if n.op_type == "ReduceMax")
+    assert [(a.name, list(a.ints)) for a in reduce_node.attribute if a.name == "axes"] == [
+        ("axes", [-1])
+    ]
