@@ -93,8 +93,12 @@ def _tile_dynamic(node: ir.Node, b: Builder, padded: list[ir.Value]) -> list[ir.
     one = b.const(np.array(1, dtype=np.int64))
     shapes = [b.op("Shape", [v], dtype=i64) for v in padded]
 
-    def where_one(s: ir.Value) -> ir.Value:
-        return b.cast(b.binary("Equal", s, one, dtype=DT.BOOL), i64)
+    ones: dict[int, ir.Value] = {}
+
+    def where_one(s: ir.Value) -> ir.Value:  # [s == 1] as int64, made once per shape
+        if id(s) not in ones:
+            ones[id(s)] = b.cast(b.binary("Equal", s, one, dtype=DT.BOOL), i64)
+        return ones[id(s)]
 
     common_shape = shapes[0]
     for s in shapes[1:]:
