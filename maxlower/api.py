@@ -9,6 +9,7 @@ import onnx_ir as ir
 from onnx_ir.passes.common import CheckerPass, ShapeInferencePass
 
 from passes.errors import ConversionError
+from passes.function_types import InferFunctionTypesPass
 from passes.version.convert import ConvertFamilyPass, Rewrite
 from passes.version.other_ops import ConvertOtherOpsPass, source_opsets_of
 
@@ -53,6 +54,7 @@ def convert_ir_model(model: ir.Model, opset: int) -> list[Rewrite]:
             f"the input model fails onnx.checker (full check): {first_line}"
         ) from None
     ShapeInferencePass(strict_mode=False)(model)
+    InferFunctionTypesPass()(model)  # function inputs are untyped; calls say what they get
     sources = source_opsets_of(model)
     family = ConvertFamilyPass(opset)
     family(model)  # first: it removes constants (axes) that only the family nodes used

@@ -175,3 +175,37 @@ def test_scan_body_converts_and_custom_domain_nodes_stay():
     assert [(a.name, list(a.ints)) for a in reduce_node.attribute if a.name == "axes"] == [
         ("axes", [-1])
     ]
+
+
+def _function_model(main_inputs: str, calls: str, body: str) -> onnx.ModelProto:
+    return onnx.parser.parse_model(f"""
+        <ir_version: 9, opset_import: ["" : 13, "local" : 1]>
+        g ({main_inputs}) => (int8[3,5] y) {{
+          {calls}
+        }}
+        <domain: "local", opset_import: ["" : 13]>
+        f (data) => (out) {{
+          {body}
+        }}""")
+
+
+def test_function_types_come_from_call_sites():
+    """An int8 Max inside a function goes below 12 through float32: the function's input
+    type is only known from the call."""
+    model = _function_model("int8[3,5] x", "y = local.f (x)", "out = Max (data, data)")
+    converted = maxlower.convert(model, 11)
+    assert [n.op_type for n in converted.functions[0].node] == ["Cast", "Cast", "Max", "Cast"]
+    x = np.arange(-7, 8, dtype=np.int8).reshape(3, 5)
+    expected, _ = run_model(model, {"x": x})
+    actual, runner = run_model(converted, {"x": x})
+    assert runner == "onnxruntime" and bit_equal(expected[0], actual[0])
+
+
+def test_function_called_with_different_types_is_refused_not_guessed():
+    model = _function_model(
+        "int8[3,5] x, float[3,5] z",
+        "y = local.f (x)\n          unused = local.f (z)",
+        "out = Max (data, data)",
+    )
+    with pytest.raises(ConversionError, match="element type of 'data' is unknown"):
+        maxlower.convert(model, 11)

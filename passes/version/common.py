@@ -25,6 +25,18 @@ def refuse_bfloat16(node: ir.Node, b: Builder) -> None:
         )
 
 
+def require_known_dtype(node: ir.Node, b: Builder, why: str) -> ir.DataType:
+    """The data input's element type, or a refusal: guessing could emit a wrong form."""
+    dtype = node.inputs[0].dtype
+    if dtype is None:
+        raise b.refuse(
+            f"the element type of {node.inputs[0].name!r} is unknown, and {why}",
+            "declare the input's type (inside a function, call it with typed values from the "
+            "main graph)",
+        )
+    return dtype
+
+
 def normalise_axis_attribute(node: ir.Node, b: Builder) -> str | None:
     """Opset 1 versions reject negative `axis`; add the rank (ArgMax)."""
     axis = node.attributes.get_int("axis", 0)

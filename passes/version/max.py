@@ -116,8 +116,8 @@ def _tile_dynamic(node: ir.Node, b: Builder, padded: list[ir.Value]) -> list[ir.
 
 def integers_to_exact_form(node: ir.Node, b: Builder) -> str | None:
     """Max-8 is float-only: widen small integers exactly; compare 64-bit ones exactly."""
-    dtype = node.inputs[0].dtype
-    if dtype is None or dtype in _FLOATS:
+    dtype = common.require_known_dtype(node, b, "Max below opset 12 is rewritten for integers")
+    if dtype in _FLOATS:
         return None
     if len(node.inputs) == 1:
         replace_node(node, b.op("Identity", [node.inputs[0]], dtype=dtype))

@@ -33,14 +33,15 @@ DT = ir.DataType
 
 
 def bool_through_uint8(node: ir.Node, b: Builder) -> str | None:
-    if node.inputs[0].dtype != DT.BOOL:
+    why = "ReduceMax below opset 20 is rewritten for bool"
+    if common.require_known_dtype(node, b, why) != DT.BOOL:
         return None
     common.compute_in_wider_type(node, b, DT.UINT8, family_version=18)
     return "bool ReduceMax computed in uint8 (empty set stays False)"
 
 
 def small_ints_through_float(node: ir.Node, b: Builder) -> str | None:
-    dtype = node.inputs[0].dtype
+    dtype = common.require_known_dtype(node, b, "ReduceMax below 12 is rewritten for int8/uint8")
     if dtype not in (DT.INT8, DT.UINT8):
         return None
     minimum = float(np.iinfo(dtype.numpy()).min)
