@@ -46,6 +46,8 @@ def test_golden_numerics_and_validity(case):
     converted = maxlower.convert(source, case.target)
     onnx.checker.check_model(converted, full_check=True)
     assert {o.domain: o.version for o in converted.opset_import}[""] == case.target
+    if case.no_run:
+        return
     for seed in range(3):
         feeds = random_feeds(source, case.feeds, seed=seed)
         expected, _ = run_model(source, feeds)

@@ -23,6 +23,8 @@ from passes.graph_utils import replace_node, require_rank, static_dim
 from passes.version import common
 
 INT64_MIN = np.iinfo(np.int64).min
+# Longest axis reversed through a constant index list (one int64 per position).
+MAX_INDEX_CONSTANT = 1 << 16
 
 
 def select_last_index_to_reversal(node: ir.Node, b: Builder) -> str | None:
@@ -33,10 +35,13 @@ def select_last_index_to_reversal(node: ir.Node, b: Builder) -> str | None:
     axis = attrs.get_int("axis", 0)
     keepdims = attrs.get_int("keepdims", 1)
     length = static_dim(x, axis) if x.shape is not None else None
-    if length is None and b.opset < 10:
+    if length is not None and length > MAX_INDEX_CONSTANT and b.opset >= 10:
+        length = None  # reverse with Slice rather than store a huge index list
+    if (length is None or length > MAX_INDEX_CONSTANT) and b.opset < 10:
         raise b.refuse(
             f"select_last_index=1 needs the axis reversed; below opset 10 that needs a static "
-            f"length for axis {axis} of {x.name!r}, which is unknown",
+            f"length of at most {MAX_INDEX_CONSTANT} for axis {axis} of {x.name!r} (it is "
+            f"{'unknown' if length is None else length})",
             "a static dimension on that axis, or target opset 10 or later",
         )
     if length is not None:
