@@ -1,0 +1,269 @@
+"""Command-line pieces of the verifier, shared by `maxlower verify` and every command that
+rewrites a model (`convert --verify`, and `lower --verify` the same way):
+
+    @verification_options            # --seed --trials --inputs --range --dim --rtol --atol
+    def command(..., verification):  #   --strict --json, and with gate=True --verify --force
+        verification.remember(model)               # before rewriting it
+        ...rewrite...
+        if verification.allows_writing(model, output_path):  # prints the summary
+            save(...)
+        verification.finish()                      # exit 1 (difference) / 2 (inconclusive)
+
+`maxlower verify A B` uses `verification.run(A, B)` and exits with `exit_code(report)`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import pathlib
+import sys
+
+import click
+import onnx
+import onnx_ir as ir
+
+from maxlower.verify.core import _as_proto, verify
+from maxlower.verify.report import DIFFERENT, EQUIVALENT, VerifyReport
+
+EXIT_EQUIVALENT, EXIT_DIFFERENT, EXIT_INVALID = 0, 1, 2
+
+VERIFY_EXIT_CODES_HELP = """\b
+Exit codes:
+  0  equivalent on every trial (differences unspecified by ONNX are
+     reported, and count only with --strict)
+  1  a difference was found
+  2  bad invocation or input: a model that cannot be read, bad --inputs,
+     --range or --dim, or a reference model that runs on no trial
+"""
+
+
+def exit_code(report: VerifyReport) -> int:
+    if report.status == EQUIVALENT:
+        return EXIT_EQUIVALENT
+    return EXIT_DIFFERENT if report.status == DIFFERENT else EXIT_INVALID
+
+
+@dataclasses.dataclass
+class Verification:
+    """The verifier options of one command line, and what they found."""
+
+    enabled: bool = True
+    force: bool = False
+    seed: int = 0
+    trials: int | None = None
+    inputs: pathlib.Path | None = None
+    ranges: dict[str, tuple[float, float]] = dataclasses.field(default_factory=dict)
+    dims: dict[str, int] = dataclasses.field(default_factory=dict)
+    rtol: float = 0.0
+    atol: float = 0.0
+    strict: bool = False
+    json_path: pathlib.Path | None = None
+    original: onnx.ModelProto | None = None
+    report: VerifyReport | None = None
+
+    def run(self, reference, candidate) -> VerifyReport:
+        """Verify, keep the report, write --json if asked."""
+        self.report = verify(
+            reference,
+            candidate,
+            seed=self.seed,
+            trials=self.trials,
+            inputs=self.inputs,
+            ranges=self.ranges,
+            dims=self.dims,
+            rtol=self.rtol,
+            atol=self.atol,
+            strict=self.strict,
+        )
+        if self.json_path is not None:
+            self.report.write_json(self.json_path)
+        return self.report
+
+    def remember(self, model: ir.Model) -> None:
+        """Keep the model as it is before rewriting (only with --verify)."""
+        if self.enabled:
+            self.original = _as_proto(model, "original")
+
+    def allows_writing(self, candidate: ir.Model, output_path: pathlib.Path | None) -> bool:
+        """Verify the rewrite against the remembered original and print the verdict. False
+        means: do not write (the reason is printed); then call `finish`."""
+        if not self.enabled:
+            return True
+        report = self.run(self.original, candidate)
+        click.echo("verification: " + report.summary())
+        if report.ok or output_path is None:
+            return True
+        if self.force:
+            click.echo(f"--force: writing {output_path} although verification failed")
+            return True
+        click.echo(
+            f"maxlower: {output_path} not written: verification "
+            f"{'found a difference' if report.status == DIFFERENT else 'was inconclusive'}"
+            " (--force writes it anyway)",
+            err=True,
+        )
+        return False
+
+    def finish(self) -> None:
+        """Exit 1 (difference) or 2 (inconclusive) if verification did not pass."""
+        if self.report is not None and not self.report.ok:
+            sys.exit(exit_code(self.report))
+
+
+def _parse_ranges(ctx, param, values) -> dict[str, tuple[float, float]]:
+    ranges = {}
+    for text in values:
+        name, _, span = text.partition("=")
+        low, sep, high = span.partition(":")
+        try:
+            low_value, high_value = float(low), float(high)
+        except ValueError:
+            low_value = high_value = math.nan
+        if not name or not sep or not low_value < high_value:
+            raise click.BadParameter(
+                f"{text!r}: expected NAME=LOW:HIGH with LOW < HIGH, e.g. "
+                "ids=0:100 (values are drawn from [LOW, HIGH))"
+            )
+        ranges[name] = (low_value, high_value)
+    return ranges
+
+
+def _parse_dims(ctx, param, values) -> dict[str, int]:
+    dims = {}
+    for text in values:
+        name, _, size = text.partition("=")
+        if not name or not size.isdigit():
+            raise click.BadParameter(f"{text!r}: expected NAME=SIZE with SIZE >= 0, e.g. batch=4")
+        dims[name] = int(size)
+    return dims
+
+
+_INPUT_OPTIONS = [
+    click.option(
+        "--seed",
+        type=int,
+        default=None,
+        metavar="S",
+        help="Seed of the generated inputs (default 0). Reports name the seed and "
+        "trial of each difference.",
+    ),
+    click.option(
+        "--trials",
+        type=click.IntRange(min=1),
+        default=None,
+        metavar="N",
+        help="Number of data trials (default: the built-in schedule, 7 plus one "
+        "per symbolic dim with that dim at 0).",
+    ),
+    click.option(
+        "--inputs",
+        "inputs",
+        type=click.Path(path_type=pathlib.Path, dir_okay=False),
+        default=None,
+        metavar="FILE.npz",
+        help="Fixed values for some or all inputs (np.savez); they also fix the "
+        "sizes of the dims they have.",
+    ),
+    click.option(
+        "--range",
+        "ranges",
+        multiple=True,
+        callback=_parse_ranges,
+        metavar="NAME=LOW:HIGH",
+        help="Draw input NAME from [LOW, HIGH) in every trial (e.g. indices). Repeatable.",
+    ),
+    click.option(
+        "--dim",
+        "dims",
+        multiple=True,
+        callback=_parse_dims,
+        metavar="NAME=SIZE",
+        help="Fix a symbolic dim's size in every trial. Repeatable.",
+    ),
+    click.option(
+        "--rtol",
+        type=click.FloatRange(min=0),
+        default=None,
+        help="Relative tolerance for float outputs (default 0: bit-exact).",
+    ),
+    click.option(
+        "--atol",
+        type=click.FloatRange(min=0),
+        default=None,
+        help="Absolute tolerance for float outputs (default 0: bit-exact).",
+    ),
+    click.option(
+        "--strict",
+        is_flag=True,
+        default=None,
+        help="Count differences where NaN reaches ReduceMax/ArgMax (unspecified by "
+        "ONNX) as differences.",
+    ),
+    click.option(
+        "--json",
+        "json_path",
+        type=click.Path(path_type=pathlib.Path, dir_okay=False),
+        default=None,
+        metavar="PATH",
+        help="Also write the full report as JSON.",
+    ),
+]
+_GATE_OPTIONS = [
+    click.option(
+        "--verify",
+        "verify_flag",
+        is_flag=True,
+        help="Run the original and the result on the same generated inputs and "
+        "compare them exactly; on a difference write nothing and exit 1.",
+    ),
+    click.option(
+        "--force",
+        is_flag=True,
+        default=None,
+        help="With --verify: write the result even if verification fails (the exit "
+        "code is still 1).",
+    ),
+]
+# parameter name -> its flag
+_FLAGS = {
+    "seed": "--seed",
+    "trials": "--trials",
+    "inputs": "--inputs",
+    "ranges": "--range",
+    "dims": "--dim",
+    "rtol": "--rtol",
+    "atol": "--atol",
+    "strict": "--strict",
+    "json_path": "--json",
+    "force": "--force",
+}
+
+
+def verification_options(command=None, *, gate: bool = False):
+    """Add the verifier's options to a click command, passed on as one `verification`
+    argument. With `gate`, also --verify and --force, and the other options need --verify."""
+
+    def decorate(function):
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            given = {name: kwargs.pop(name) for name in _FLAGS if name != "force"}
+            enabled = kwargs.pop("verify_flag", True)
+            force = kwargs.pop("force", None)
+            used = [
+                _FLAGS[n]
+                for n, v in {**given, "force": force}.items()
+                if v is not None and v is not False and v != {}
+            ]
+            if not enabled and used:
+                raise click.UsageError(f"{', '.join(used)} only apply with --verify")
+            options = {n: v for n, v in given.items() if v is not None}
+            kwargs["verification"] = Verification(enabled=enabled, force=bool(force), **options)
+            return function(*args, **kwargs)
+
+        for option in reversed(_INPUT_OPTIONS + (_GATE_OPTIONS if gate else [])):
+            wrapper = option(wrapper)
+        return wrapper
+
+    return decorate(command) if command is not None else decorate

@@ -1,0 +1,92 @@
+"""Compare two arrays the way the verifier's verdict needs: exact unless told otherwise.
+
+- dtype and shape must be the same; otherwise nothing else is compared.
+- Integers and bools must be identical.
+- Floats (float16, bfloat16, float32, float64) must be bit-identical, except that NaN equals
+  NaN (of any payload) and -0.0 equals +0.0. With `rtol`/`atol`, finite floats may differ by
+  `atol + rtol * |reference|` (numpy.isclose); ±inf and NaN must still match exactly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+
+@dataclasses.dataclass
+class Comparison:
+    """How one candidate array differs from the reference array."""
+
+    kind: str  # "equal", "dtype", "shape" or "values"
+    elements: int = 0  # elements compared
+    mismatches: int = 0
+    max_difference: float | int | None = None  # over mismatching elements; nan if NaN vs number
+    index: tuple[int, ...] | None = None  # first mismatching element
+    expected: object = None  # reference value there (or dtype / shape)
+    actual: object = None  # candidate value there (or dtype / shape)
+    nan_only: bool = False  # every mismatch has NaN on exactly one side
+
+    @property
+    def equal(self) -> bool:
+        return self.kind == "equal"
+
+
+def is_float(dtype: np.dtype) -> bool:
+    return dtype.kind == "f" or dtype.name == "bfloat16"
+
+
+def compare(
+    expected: np.ndarray, actual: np.ndarray, rtol: float = 0.0, atol: float = 0.0
+) -> Comparison:
+    expected, actual = np.asarray(expected), np.asarray(actual)
+    if expected.dtype != actual.dtype:
+        return Comparison("dtype", expected=str(expected.dtype), actual=str(actual.dtype))
+    if expected.shape != actual.shape:
+        return Comparison("shape", expected=list(expected.shape), actual=list(actual.shape))
+    if is_float(expected.dtype):
+        e, a = expected.astype(np.float64), actual.astype(np.float64)
+        same = (e == a) | (np.isnan(e) & np.isnan(a))
+        if rtol or atol:
+            same |= np.isfinite(e) & np.isfinite(a) & np.isclose(a, e, rtol=rtol, atol=atol)
+    else:
+        e, a = expected, actual
+        same = e == a
+    wrong = np.flatnonzero(~same.reshape(-1))
+    if wrong.size == 0:
+        return Comparison("equal", elements=int(expected.size))
+    first = tuple(int(i) for i in np.unravel_index(wrong[0], expected.shape))
+    flat_e, flat_a = e.reshape(-1)[wrong], a.reshape(-1)[wrong]
+    if is_float(expected.dtype):
+        nan_one_side = np.isnan(flat_e) != np.isnan(flat_a)
+        with np.errstate(invalid="ignore", over="ignore"):
+            difference = np.abs(flat_e - flat_a)
+        both_numbers = ~np.isnan(flat_e) & ~np.isnan(flat_a)
+        largest = float(difference[both_numbers].max()) if both_numbers.any() else float("nan")
+        nan_only = bool(nan_one_side.all())
+    else:
+        if expected.dtype.itemsize <= 4:
+            largest = int(np.abs(flat_e.astype(np.int64) - flat_a.astype(np.int64)).max())
+        else:  # Python ints: 64-bit differences do not fit 64 bits
+            largest = int(np.abs(flat_e.astype(object) - flat_a.astype(object)).max())
+        nan_only = False
+    return Comparison(
+        "values",
+        elements=int(expected.size),
+        mismatches=int(wrong.size),
+        max_difference=largest,
+        index=first,
+        expected=scalar(expected[first]),
+        actual=scalar(actual[first]),
+        nan_only=nan_only,
+    )
+
+
+def scalar(value) -> float | int | bool:
+    """A numpy element as a plain Python number (bfloat16 and float16 via float)."""
+    value = np.asarray(value)
+    if value.dtype == np.bool_:
+        return bool(value)
+    if is_float(value.dtype):
+        return float(value.astype(np.float64))
+    return int(value)

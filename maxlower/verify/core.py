@@ -1,0 +1,377 @@
+"""`verify(reference, candidate)`: run both models on the same trials and compare.
+
+For each trial (`inputs.generate_trials`) the reference runs first; a trial it cannot run
+(say, a size 0 that its Reshape rejects) is skipped and noted. Then the candidate runs and
+every output is compared (`compare.compare`). A failure of the candidate where the
+reference ran is a difference.
+
+When a trial differs, both models run again with their local functions inlined and every
+main-graph value exposed as an output. Values present in both under the same name are
+compared in the reference's node order; a *root* is a differing value whose inputs all
+match (values only one model has inherit their inputs' state). The first root is the
+first diverging node. If every root is a ReduceMax or ArgMax whose data input holds a NaN
+(and, for ReduceMax, only elements with NaN on one side differ), the trial differs only in
+what ONNX leaves unspecified: reported as such, and a failure only under `strict`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+import numpy as np
+import onnx
+import onnx_ir as ir
+
+from maxlower.api import InvalidModelError
+from maxlower.io import load_model
+from maxlower.verify.compare import Comparison, compare, is_float
+from maxlower.verify.inputs import Trial, axes_inputs, generate_trials, input_specs
+from maxlower.verify.report import (
+    DIFFERENT,
+    EQUIVALENT,
+    INCONCLUSIVE,
+    Divergence,
+    Mismatch,
+    OutputResult,
+    TrialResult,
+    VerifyReport,
+)
+from maxlower.verify.runner import ModelRunner, exposed, run_exposed
+
+ModelInput = onnx.ModelProto | ir.Model | str | os.PathLike
+_NAN_UNSPECIFIED = {"ReduceMax", "ArgMax"}
+
+
+def verify(
+    reference: ModelInput,
+    candidate: ModelInput,
+    *,
+    seed: int = 0,
+    trials: int | None = None,
+    inputs: Mapping[str, np.ndarray] | str | os.PathLike | None = None,
+    ranges: Mapping[str, tuple[float, float]] | None = None,
+    dims: Mapping[str, int] | None = None,
+    rtol: float = 0.0,
+    atol: float = 0.0,
+    strict: bool = False,
+) -> VerifyReport:
+    """Check that `candidate` computes what `reference` does; never raises on a difference.
+
+    Models are `onnx.ModelProto`, `onnx_ir.Model` or paths. `trials` is the number of data
+    trials (default: the whole built-in schedule, 7 plus one per symbolic dim); `inputs`
+    fixes some inputs (a mapping or an .npz path), `ranges` draws an input from `[low,
+    high)`, `dims` fixes symbolic dim sizes. `rtol`/`atol` relax float comparisons;
+    `strict` makes NaN differences at ReduceMax/ArgMax fail. Raises InvalidModelError for
+    unusable models or options (exit code 2 on the command line).
+    """
+    if trials is not None and trials < 1:
+        raise InvalidModelError(f"--trials must be at least 1, not {trials}")
+    if rtol < 0 or atol < 0:
+        raise InvalidModelError("--rtol and --atol must not be negative")
+    reference_proto = _as_proto(reference, "reference")
+    candidate_proto = _as_proto(candidate, "candidate")
+    specs = input_specs(reference_proto)
+    fixed = _load_inputs(inputs, specs)
+    for name in ranges or {}:
+        if name not in {s.name for s in specs}:
+            raise InvalidModelError(f"--range {name}: the model has no input of that name")
+    names = [o.name for o in reference_proto.graph.output]
+    report = VerifyReport(
+        EQUIVALENT, seed, strict, rtol, atol, [OutputResult(n) for n in names], [], []
+    )
+    interface = _interface_differences(reference_proto, candidate_proto)
+    if interface:
+        report.status = DIFFERENT
+        report.notes += interface
+        return report
+
+    axes = axes_inputs(ir.serde.deserialize_model(reference_proto))
+    runners = ModelRunner(reference_proto), ModelRunner(candidate_proto)
+    for side, runner in zip(("reference", "candidate"), runners):
+        if runner.load_error:
+            report.notes.append(
+                f"onnxruntime cannot load the {side} model ({runner.load_error});"
+                " it ran in onnx.reference"
+            )
+    session = _Session(report, runners, reference_proto, candidate_proto, rtol, atol)
+    for trial in generate_trials(
+        specs, seed=seed, trials=trials, fixed=fixed, ranges=ranges, dims=dims, axes=axes
+    ):
+        session.run_trial(trial)
+    session.finish()
+    return report
+
+
+class _Session:
+    """The state of one verification while its trials run."""
+
+    def __init__(self, report, runners, reference_proto, candidate_proto, rtol, atol) -> None:
+        self.report = report
+        self.runners = runners
+        self.protos = reference_proto, candidate_proto
+        self.rtol, self.atol = rtol, atol
+        self._exposed = None
+        self.skipped: list[tuple[Trial, str]] = []
+
+    def run_trial(self, trial: Trial) -> None:
+        ref_runner, cand_runner = self.runners
+        expected = ref_runner.run(trial.feeds)
+        record = TrialResult(trial.index, trial.label, "equal", expected.runner)
+        self.report.trials.append(record)
+        if expected.outputs is None:
+            record.status = "skipped"
+            record.note = f"the reference model does not run on it: {expected.error}"
+            self.skipped.append((trial, expected.error))
+            return
+        actual = cand_runner.run(trial.feeds)
+        record.candidate_runner = actual.runner
+        if actual.outputs is None:
+            record.status = "different"
+            record.note = actual.error
+            for output in self.report.outputs:
+                self._add_real(output, trial, Comparison("error"), actual.error)
+            return
+        comparisons = [
+            compare(e, a, self.rtol, self.atol) for e, a in zip(expected.outputs, actual.outputs)
+        ]
+        for output, comparison in zip(self.report.outputs, comparisons):
+            output.elements += comparison.elements
+        if all(c.equal for c in comparisons):
+            return
+        divergence = self._localise(trial, expected.runner, actual.runner)
+        unspecified = (
+            divergence is not None
+            and all(d.unspecified for d in divergence)
+            and all(c.kind in ("equal", "values") for c in comparisons)
+        )
+        record.status = "unspecified" if unspecified else "different"
+        for output, comparison in zip(self.report.outputs, comparisons):
+            if comparison.equal:
+                continue
+            if unspecified:
+                output.unspecified_runs += 1
+                if output.first_unspecified is None:
+                    output.first_unspecified = _mismatch(trial, comparison)
+            else:
+                self._add_real(output, trial, comparison)
+        if divergence:
+            attribute = "unspecified_divergence" if unspecified else "divergence"
+            if getattr(self.report, attribute) is None:
+                setattr(self.report, attribute, divergence[0])
+
+    def _add_real(
+        self, output: OutputResult, trial: Trial, comparison: Comparison, message: str | None = None
+    ) -> None:
+        output.runs_differing += 1
+        output.mismatches += comparison.mismatches
+        if comparison.kind == "values" and not _is_nan(comparison.max_difference):
+            if output.max_difference is None or _is_nan(output.max_difference):
+                output.max_difference = comparison.max_difference
+            else:
+                output.max_difference = max(output.max_difference, comparison.max_difference)
+        elif comparison.kind == "values" and output.max_difference is None:
+            output.max_difference = comparison.max_difference
+        if output.first is None:
+            output.first = _mismatch(trial, comparison, message)
+
+    def _localise(self, trial: Trial, ref_runner: str, cand_runner: str) -> list[Divergence] | None:
+        """The roots of the differences of one trial, in the reference's node order."""
+        if self._exposed is None:
+            self._exposed = [exposed(p) for p in self.protos]
+        (ref_model, ref_nodes), (cand_model, cand_nodes) = self._exposed
+        ref_values = run_exposed(ref_model, ref_runner, trial.feeds)
+        cand_values = run_exposed(cand_model, cand_runner, trial.feeds)
+        if ref_values is None or cand_values is None:
+            return None
+        producers = {name: node for node in cand_nodes for name in node.output if name}
+        tainted: set[str] = set()
+        roots = []
+        for node in ref_nodes:
+            upstream = any(name in tainted for name in _inputs_of(node))
+            for name in filter(None, node.output):
+                if name in ref_values and name in cand_values:
+                    comparison = compare(ref_values[name], cand_values[name], self.rtol, self.atol)
+                    if comparison.equal:
+                        continue
+                    tainted.add(name)
+                    if not upstream:
+                        roots.append(
+                            _divergence(
+                                trial, node, producers.get(name), name, comparison, ref_values
+                            )
+                        )
+                elif upstream:
+                    tainted.add(name)
+        return roots or None
+
+    def finish(self) -> None:
+        report = self.report
+        for output in report.outputs:
+            if output.first is not None:
+                output.status = "different"
+            elif output.first_unspecified is not None:
+                output.status = "unspecified"
+        ran = [t for t in report.trials if t.status != "skipped"]
+        if self.skipped:
+            trial, error = self.skipped[0]
+            report.notes.append(
+                f"{len(self.skipped)} run(s) skipped because the reference model does not run "
+                f"on them (sizes or values it rejects); first: {trial.label}: {error}"
+            )
+        if any(o.status == "different" for o in report.outputs):
+            report.status = DIFFERENT
+        elif not ran:
+            report.status = INCONCLUSIVE
+            report.notes.append(
+                "the reference model ran on no trial: give inputs it accepts "
+                "with --inputs, --range or --dim"
+            )
+        elif any(o.status == "unspecified" for o in report.outputs):
+            report.status = DIFFERENT if report.strict else EQUIVALENT
+            report.notes.append(
+                "some outputs differ only where NaN reaches ReduceMax/ArgMax, whose result ONNX "
+                "leaves unspecified (onnxruntime's depends on the NaN's position); "
+                + (
+                    "--strict counts that as a difference"
+                    if report.strict
+                    else "pass --strict to count that as a difference"
+                )
+            )
+
+
+def _divergence(
+    trial: Trial,
+    node: onnx.NodeProto,
+    candidate: onnx.NodeProto | None,
+    name: str,
+    comparison: Comparison,
+    values: dict,
+) -> Divergence:
+    data = values.get(node.input[0]) if node.input else None
+    nan_reaches = (
+        data is not None and is_float(data.dtype) and bool(np.isnan(data.astype(np.float64)).any())
+    )
+    unspecified = (
+        node.domain in ("", "ai.onnx")
+        and node.op_type in _NAN_UNSPECIFIED
+        and nan_reaches
+        and comparison.kind == "values"
+        and (node.op_type == "ArgMax" or comparison.nan_only)
+    )
+    return Divergence(
+        trial=trial.index,
+        trial_label=trial.label,
+        value=name,
+        reference_node=_node_text(node),
+        reference_op=node.op_type,
+        candidate_node=_node_text(candidate) if candidate is not None else None,
+        candidate_op=candidate.op_type if candidate is not None else None,
+        mismatches=comparison.mismatches,
+        elements=comparison.elements,
+        index=list(comparison.index) if comparison.index is not None else None,
+        expected=comparison.expected,
+        actual=comparison.actual,
+        kind=comparison.kind,
+        unspecified=unspecified,
+    )
+
+
+def _node_text(node: onnx.NodeProto) -> str:
+    """One line of onnx text: `[name] outputs = Op <attributes> (inputs)`."""
+    return " ".join(onnx.printer.to_text(node).split())
+
+
+def _inputs_of(node: onnx.NodeProto) -> set[str]:
+    """The node's inputs, and the outer-scope names its subgraphs read."""
+    names = {n for n in node.input if n}
+    for attribute in node.attribute:
+        graphs = [attribute.g] if attribute.HasField("g") else list(attribute.graphs)
+        for graph in graphs:
+            for inner in graph.node:
+                names |= _inputs_of(inner)
+    return names
+
+
+def _mismatch(trial: Trial, comparison: Comparison, message: str | None = None) -> Mismatch:
+    return Mismatch(
+        trial=trial.index,
+        trial_label=trial.label,
+        seed=trial.seed,
+        kind=comparison.kind,
+        index=list(comparison.index) if comparison.index is not None else None,
+        expected=comparison.expected,
+        actual=comparison.actual,
+        message=message,
+    )
+
+
+def _is_nan(value) -> bool:
+    return isinstance(value, float) and np.isnan(value)
+
+
+def _interface_differences(reference: onnx.ModelProto, candidate: onnx.ModelProto) -> list[str]:
+    """Differences in what a caller feeds and reads: these fail before any trial runs."""
+    notes = []
+    ref_inputs = {s.name: s.dtype for s in input_specs(reference)}
+    try:
+        cand_inputs = {s.name: s.dtype for s in input_specs(candidate)}
+    except InvalidModelError as error:
+        return [f"the candidate's inputs cannot be fed: {error}"]
+    for name in ref_inputs.keys() - cand_inputs.keys():
+        notes.append(f"input {name!r} of the reference is not an input of the candidate")
+    for name in cand_inputs.keys() - ref_inputs.keys():
+        notes.append(f"the candidate needs an input {name!r} that the reference does not have")
+    for name in ref_inputs.keys() & cand_inputs.keys():
+        if ref_inputs[name] != cand_inputs[name]:
+            notes.append(
+                f"input {name!r} is {ref_inputs[name]} in the reference and "
+                f"{cand_inputs[name]} in the candidate"
+            )
+    ref_outputs = [o.name for o in reference.graph.output]
+    cand_outputs = [o.name for o in candidate.graph.output]
+    if ref_outputs != cand_outputs:
+        notes.append(f"the outputs differ: reference {ref_outputs}, candidate {cand_outputs}")
+    return notes
+
+
+def _as_proto(model: ModelInput, side: str) -> onnx.ModelProto:
+    if isinstance(model, onnx.ModelProto):
+        return model
+    if isinstance(model, str | os.PathLike):
+        model = load_model(model)
+    if not isinstance(model, ir.Model):
+        raise TypeError(
+            f"the {side} model must be an onnx.ModelProto, an onnx_ir.Model or a "
+            f"path, not {type(model).__name__}"
+        )
+    if any(
+        isinstance(v.const_value, ir.ExternalTensor)
+        for g in model.graphs()
+        for v in g.initializers.values()
+    ):
+        model = ir.external_data.load_to_model(model.clone())  # runners read from memory
+    return ir.serde.serialize_model(model)
+
+
+def _load_inputs(inputs, specs) -> dict[str, np.ndarray]:
+    if inputs is None:
+        return {}
+    if isinstance(inputs, str | os.PathLike):
+        try:
+            with np.load(inputs, allow_pickle=False) as archive:
+                inputs = {name: archive[name] for name in archive.files}
+        except (OSError, ValueError) as error:
+            raise InvalidModelError(
+                f"--inputs {os.fspath(inputs)}: cannot read it as an .npz archive ({error})"
+            ) from None
+    declared = {s.name: s.dtype for s in specs}
+    arrays = {}
+    for name, value in inputs.items():
+        array = np.asarray(value)
+        dtype = declared.get(name)
+        # np.savez stores bfloat16 as raw 2-byte records: read them as what the model declares.
+        if dtype is not None and array.dtype.kind == "V" and array.dtype.itemsize == dtype.itemsize:
+            array = array.view(dtype)
+        arrays[name] = array
+    return arrays

@@ -1,0 +1,117 @@
+"""Run one model over many trials: onnxruntime first, onnx.reference where it cannot.
+
+The session is made once per model, on the CPU provider with graph optimisations off
+(`ORT_DISABLE_ALL`, so that onnxruntime's own rewrites can neither hide nor cause a
+difference) and one thread (so that results do not depend on how work is split: the NaN
+result of onnxruntime's ReduceMax depends on where the NaN sits, microsoft/onnxruntime#10514).
+
+When onnxruntime cannot load the model (an old opset, a type without a kernel), every trial
+runs in `onnx.reference.ReferenceEvaluator`; when it loads but fails on one trial (for
+example an empty bool ReduceMax), that trial runs there. `Outcome.runner` says which ran.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import onnx
+import onnx.reference
+import onnx_ir as ir
+import onnxruntime as ort
+from onnx_ir.passes.common import InlinePass
+
+from maxlower.io import one_line
+from maxlower.runtime import _CastWithTypeName
+
+ONNXRUNTIME, REFERENCE = "onnxruntime", "onnx.reference"
+
+
+@dataclasses.dataclass
+class Outcome:
+    """The outputs of one run (None if it failed), the runner, and the errors met."""
+
+    outputs: list[np.ndarray] | None
+    runner: str | None
+    error: str | None = None
+
+
+class ModelRunner:
+    """One model, run over many feeds."""
+
+    def __init__(self, model: onnx.ModelProto) -> None:
+        self.model = model
+        self.load_error: str | None = None
+        self._session = None
+        self._evaluator = None
+        try:
+            self._session = _session(model)
+        except Exception as error:  # onnxruntime raises its own Fail/InvalidGraph/... kinds
+            self.load_error = one_line(error)
+
+    def run(self, feeds: dict[str, np.ndarray]) -> Outcome:
+        ort_error = self.load_error
+        if self._session is not None:
+            try:
+                return Outcome(self._session.run(None, feeds), ONNXRUNTIME)
+            except Exception as error:
+                ort_error = one_line(error)
+        try:
+            return Outcome(self._reference().run(None, feeds), REFERENCE)
+        except Exception as error:
+            return Outcome(
+                None,
+                None,
+                f"onnxruntime: {ort_error}; onnx.reference: "
+                f"{one_line(error) or type(error).__name__}",
+            )
+
+    def _reference(self) -> onnx.reference.ReferenceEvaluator:
+        if self._evaluator is None:
+            self._evaluator = _evaluator(self.model)
+        return self._evaluator
+
+
+def _session(model: onnx.ModelProto) -> ort.InferenceSession:
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 4
+    return ort.InferenceSession(
+        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
+
+
+def _evaluator(model: onnx.ModelProto) -> onnx.reference.ReferenceEvaluator:
+    return onnx.reference.ReferenceEvaluator(model, new_ops=[_CastWithTypeName])
+
+
+def exposed(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[onnx.NodeProto]]:
+    """The model with local functions inlined and every main-graph value as an output, and
+    its nodes in order (to name the node that produced a value)."""
+    ir_model = ir.serde.deserialize_model(model)
+    InlinePass()(ir_model)
+    proto = ir.serde.serialize_model(ir_model)
+    listed = {o.name for o in proto.graph.output}
+    for node in proto.graph.node:
+        for name in node.output:
+            if name and name not in listed:
+                proto.graph.output.append(onnx.ValueInfoProto(name=name))
+                listed.add(name)
+    return proto, list(proto.graph.node)
+
+
+def run_exposed(
+    model: onnx.ModelProto, runner: str, feeds: dict[str, np.ndarray]
+) -> dict[str, np.ndarray] | None:
+    """Every main-graph value of one run of the exposed model, by name; None if it fails."""
+    try:
+        if runner == ONNXRUNTIME:
+            outputs = _session(model).run(None, feeds)
+        else:
+            outputs = _evaluator(model).run(None, feeds)
+    except Exception:
+        return None
+    values = {o.name: np.asarray(v) for o, v in zip(model.graph.output, outputs)}
+    return {**feeds, **values}
