@@ -26,6 +26,12 @@ from maxlower.io import (
     same_file,
     save_model_atomic,
 )
+from maxlower.verify.cli import (
+    VERIFY_EXIT_CODES_HELP,
+    Verification,
+    exit_code,
+    verification_options,
+)
 from passes.builder import schema_version
 from passes.errors import ConversionError
 from passes.version.convert import Rewrite
@@ -90,6 +96,7 @@ Examples:
   maxlower convert model.onnx --opset 13          writes model.opset13.onnx
   maxlower convert model.onnx --opset 11 --dry-run
   maxlower inspect model.onnx --opset 11
+  maxlower verify model.onnx model.opset13.onnx
 
 Run `maxlower COMMAND --help` for each command's options.
 
@@ -120,6 +127,11 @@ Examples:
   maxlower convert model.onnx --opset 11 -o out/model11.onnx
   maxlower convert model.onnx --opset 13 --dry-run      # summary only
   maxlower convert model.onnx --opset 13 --in-place     # replaces model.onnx
+  maxlower convert model.onnx --opset 11 --verify       # proves it, or writes nothing
+
+With --verify the original and the result run on the same generated inputs (see
+`maxlower verify --help`, whose input options apply here too); on a difference
+nothing is written and the exit code is 1 (--force writes anyway, still exit 1).
 
 {EXIT_CODES_HELP}""",
     short_help="Convert a model to another opset, exactly.",
@@ -134,9 +146,10 @@ Examples:
               help="Convert and print the summary, but write nothing.")
 @click.option("--in-place", is_flag=True,
               help="Allow replacing IN with the result (the default OUT becomes IN).")
+@verification_options(gate=True)
 @DEBUG_OPTION
 def convert(input_path: pathlib.Path, opset: int, output_path: pathlib.Path | None,
-            dry_run: bool, in_place: bool, debug: bool) -> None:
+            dry_run: bool, in_place: bool, debug: bool, verification: Verification) -> None:
     with _errors_to_exit_codes(debug):
         if output_path is None:
             output_path = input_path if in_place else default_output_path(input_path, opset)
@@ -152,6 +165,7 @@ def convert(input_path: pathlib.Path, opset: int, output_path: pathlib.Path | No
         if not dry_run:
             check_destination(output_path)
         model = load_model(input_path)
+        verification.remember(model)
         source = model.opset_imports.get("")
         original_nodes = family_nodes(model, infer_shapes=False)
         rewrites = in_graph_order(convert_ir_model(model, opset), original_nodes)
@@ -162,11 +176,14 @@ def convert(input_path: pathlib.Path, opset: int, output_path: pathlib.Path | No
                 click.echo(f"  {_rewrite_line(rewrite)}")
         else:
             click.echo("  no Max-family node needed rewriting")
+        if not verification.allows_writing(model, None if dry_run else output_path):
+            verification.finish()
         if dry_run:
             click.echo(f"dry run: {output_path} not written")
         else:
             save_model_atomic(model, output_path)
             click.echo(f"wrote {output_path}")
+        verification.finish()
 
 
 @cli.command(
@@ -228,6 +245,43 @@ def inspect(input_path: pathlib.Path, opset: int | None, debug: bool) -> None:
                            f"{plan.error.node_name!r} ({plan.error.op_type})")
                 raise plan.error
             click.echo(f"\nconversion to opset {opset} would succeed")
+
+
+@cli.command(
+    help=f"""Check that the model CANDIDATE computes what REFERENCE computes.
+
+Runs both models on the same seeded inputs, trial after trial, in onnxruntime
+(CPU, graph optimisations off; onnx.reference where onnxruntime cannot run a model)
+and compares every output exactly: integers and bools identical, floats
+bit-identical with NaN equal to NaN and -0.0 equal to +0.0. Shape and dtype
+differences always fail.
+
+Trials cover every input type, sizes 1 and 0 for symbolic dims, ties, NaN,
+±inf, ±0, the dtype's extremes and values around 2^24 and 2^53; inputs that
+feed ReduceMax's axes get every valid axes list. Differences that only come from
+NaN reaching ReduceMax/ArgMax (unspecified by ONNX) are reported, and fail only
+with --strict. On a difference the report names, per output, the mismatching
+elements, the largest difference, the first mismatch with both values, its trial
+and seed, and the first diverging node.
+
+\b
+Examples:
+  maxlower verify model.onnx model.opset13.onnx
+  maxlower verify a.onnx b.onnx --dim batch=4 --range ids=0:1000 --json report.json
+
+{VERIFY_EXIT_CODES_HELP}""",
+    short_help="Check that two models compute the same outputs.",
+)
+@click.argument("reference", type=click.Path(path_type=pathlib.Path))
+@click.argument("candidate", type=click.Path(path_type=pathlib.Path))
+@verification_options
+@DEBUG_OPTION
+def verify(reference: pathlib.Path, candidate: pathlib.Path, verification: Verification,
+           debug: bool) -> None:
+    with _errors_to_exit_codes(debug):
+        report = verification.run(reference, candidate)
+        click.echo(f"{reference} vs {candidate}: {report.summary()}")
+    sys.exit(exit_code(report))
 
 
 def _plan_lines(plan: Plan, node: FamilyNode) -> list[str]:
