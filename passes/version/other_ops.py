@@ -1,99 +1,178 @@
 """ConvertOtherOpsPass: bring every non-family default-domain node to the target opset.
 
-    Relu-14(x), model moved to opset 13          →  Relu-13(x)      (relabelled as it is)
-    Unsqueeze-13(x, axes=const), moved to 11     →  Unsqueeze-11(x) {axes=[...]}
-                                                    (onnx.version_converter, one node)
-    Softmax-13(x), moved to 11                   →  ConversionError (meaning changed at 13)
+    Relu-14(x: float), model moved to opset 13    →  Relu-13(x)            (relabelled)
+    Reshape-14(x, s){allowzero=0}, to 13          →  Reshape-13(x, s)      (default dropped)
+    Split-18(x){num_outputs=3}, to 13             →  Split-13(x, [3,3,1])  (own adapter)
+    Unsqueeze-13(x, axes=const), to 11            →  Unsqueeze-11(x){axes} (version converter)
+    LayerNormalization-17(x, s, b), to 13         →  its ONNX function body, at opset 13
+    Trilu-14(x), to 13                            →  ConversionError (no form below 14)
 
-Changing the opset import relabels every node at once. For each node outside the Max family
-whose schema version differs between the source and the target, in this order:
+For each node outside the Max family whose schema version differs between the source and
+the target, in the main graph, in subgraphs and in model-local functions, in this order:
 
-1. Relabel: the target schema accepts the node (`onnx.checker.check_node`: attributes and
-   input/output counts) and the op's meaning did not change in between.
-2. Delegate: the node alone, in a one-node model whose constant inputs are initializers, goes
-   through `onnx.version_converter`, and the nodes it returns take its place. Only this node's
-   adapters run, so the converter's faults elsewhere (dropped functions, missing adapters for
-   other ops) cannot touch the rest of the model.
-3. Refuse, naming the opsets where the node keeps its meaning.
+1. Drop attributes the target does not know when they hold their default
+   (`relabel.drop_default_attributes`), and apply the own adapters of `other_adapters`.
+2. Relabel: the target schema accepts the node and its types, and its meaning did not
+   change in between (`relabel.schema_problem`, `relabel.meaning_change`).
+3. Delegate: the node alone, in a one-node model, goes through `onnx.version_converter`,
+   whose result must pass the full check, and the nodes it returns take its place. Only
+   this node's adapters run: the converter's faults elsewhere (dropped functions, missing
+   adapters for other ops, lost names and value_info) cannot touch the rest of the model.
+4. Expand: an op with a function body in `onnx.defs` is replaced by the body, itself
+   converted to the target by this pass and ConvertFamilyPass (`expand`).
+5. Refuse with a ConversionError naming the opsets this node can be brought to.
 
-Nodes that carry subgraphs (If, Loop, Scan) are relabelled; their bodies are walked like any
-graph, and the final full check covers their structure.
+Nodes that carry subgraphs (If, Loop, Scan) are relabelled when their attributes allow it;
+their bodies are walked like any graph, and the final full check covers their structure.
+Family nodes made by an expansion are left at the opset their container declares, for
+ConvertFamilyPass, which moves the opset import (before or after this pass).
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import onnx
-import onnx.version_converter
 import onnx_ir as ir
+from onnx_ir.passes.common import ShapeInferencePass
 
-from passes.builder import FAMILY, schema_version
+from passes.builder import FAMILY, Builder, schema_version
 from passes.errors import ConversionError
-from passes.graph_utils import containers, node_label, remove_if_orphaned
+from passes.graph_utils import containers, node_label
+from passes.version.convert import ConvertFamilyPass
+from passes.version.expand import expand_function_body
+from passes.version.one_node import delegate_to_version_converter, one_node_model
+from passes.version.other_adapters import OTHER_ADAPTERS
+from passes.version.relabel import (
+    drop_default_attributes,
+    drop_unused_outputs,
+    meaning_change,
+    pin_changed_defaults,
+    schema_problem,
+)
 
-# Versions whose meaning changed while the signature stayed the same, so that relabelling
-# across them would silently change results: (op, first version with the new meaning).
-_SILENT_SEMANTIC_CHANGES = {
-    ("Softmax", 13),
-    ("LogSoftmax", 13),
-    ("Hardmax", 13),  # coerce-to-2D became per-axis
-}
+RELABELLED = "relabelled"
+DELEGATED = "converted by onnx.version_converter"
+EXPANDED = "expanded into its ONNX function body"
+
+
+@dataclasses.dataclass(frozen=True)
+class OtherOpConversion:
+    """How one non-family node was brought to the target (`how`: RELABELLED, DELEGATED,
+    EXPANDED, or what an own adapter did)."""
+
+    where: str
+    node: str
+    op_type: str
+    from_version: int
+    to_version: int | None
+    how: str
 
 
 class ConvertOtherOpsPass(ir.passes.InPlacePass):
-    """Relabel, delegate one node at a time, or refuse: never a node that changes meaning."""
+    """Relabel, adapt, delegate one node at a time, or expand; never a node that changes
+    meaning."""
 
-    def __init__(self, target_opset: int, source_opsets: dict[int, int] | None = None) -> None:
+    def __init__(
+        self,
+        target_opset: int,
+        source_opsets: dict[int, int] | None = None,
+        *,
+        explain_refusals: bool = True,
+    ) -> None:
         """`source_opsets` ({id(graph or function): opset}, from `source_opsets_of`) lets the
-        pass run after ConvertFamilyPass has already moved the opset imports."""
+        pass run after ConvertFamilyPass has already moved the opset imports.
+        `explain_refusals` probes, for a refused node, which opsets it could go to."""
         super().__init__()
         self.target_opset = target_opset
         self.source_opsets = source_opsets or {}
+        self.explain_refusals = explain_refusals
+        self.conversions: list[OtherOpConversion] = []
 
     def call(self, model: ir.Model) -> ir.passes.PassResult:
+        self.conversions = []
         modified = False
-        for _, container, opsets in containers(model):
+        for where, container, opsets in containers(model):
             source = self.source_opsets.get(id(container), opsets.get(""))
             if source is None or source == self.target_opset:
                 continue
+            family_opset = opsets.get("", source)
+            in_function = isinstance(container, ir.Function)
             for node in list(ir.traversal.RecursiveGraphIterator(container)):
                 if node.domain == "" and node.op_type not in FAMILY:
-                    modified |= self._convert(node, source, model.ir_version)
+                    label, op_type = node_label(node), node.op_type
+                    how, changed = self._convert(
+                        node, source, model.ir_version, in_function, family_opset
+                    )
+                    modified |= changed
+                    if how is not None:
+                        versions = (
+                            schema_version(op_type, source),
+                            schema_version(op_type, self.target_opset),
+                        )
+                        self.conversions.append(
+                            OtherOpConversion(where, label, op_type, *versions, how)
+                        )
         return ir.passes.PassResult(model, modified)
 
-    def _convert(self, node: ir.Node, source: int, ir_version: int) -> bool:
+    def _convert(
+        self, node: ir.Node, source: int, ir_version: int, in_function: bool, family_opset: int
+    ) -> tuple[str | None, bool]:
+        """(how the node was brought to the target, whether the graph changed)."""
+        target = self.target_opset
         old = schema_version(node.op_type, source)
-        new = schema_version(node.op_type, self.target_opset)
-        if old == new:
-            return False
-        reason = _why_not_relabel(node, old, new, self.target_opset, ir_version)
-        if reason is None:
-            return False
-        if new is not None and not _changes_meaning(node.op_type, old, new):
-            delegated = _delegate_to_version_converter(node, source, self.target_opset)
+        new = schema_version(node.op_type, target)
+        if old == new or old is None:  # None: not an ONNX op at the source; the checker says
+            return None, False
+        reasons = []
+        old_schema = onnx.defs.get_schema(node.op_type, old, "")
+        modified = drop_unused_outputs(node, old_schema)
+
+        def convert_small(small: ir.Model, small_opset: int) -> None:
+            _convert_small_model(small, small_opset, target, family_opset)
+
+        if new is not None:
+            new_schema = onnx.defs.get_schema(node.op_type, new, "")
+            modified |= drop_default_attributes(node, old_schema, new_schema)
+            modified |= pin_changed_defaults(node, old_schema, new_schema)
+            builder = Builder(
+                target, node, culprit=node, on_family=lambda n, v: None, in_function=in_function
+            )
+            adapted = [
+                what
+                for adapter in OTHER_ADAPTERS.get(node.op_type, [])
+                if (what := adapter(node, old, builder)) is not None
+            ]
+            reason = meaning_change(node, old, new) or _relabel_problem(
+                node, old, target, ir_version
+            )
+            if reason is None:
+                return ("; ".join(adapted) if adapted else RELABELLED), modified or bool(adapted)
+            reasons.append(reason)
+            delegated = delegate_to_version_converter(
+                node, source, target, in_function, convert_small
+            )
             if delegated is None:
-                return True
-            reason = f"{reason}; onnx.version_converter: {delegated}"
-        low, high = _opset_range(node.op_type, old)
-        raise ConversionError(
-            node_label(node),
-            node.op_type,
-            reason,
-            f"a target opset in {low}..{high}, where this node keeps its meaning",
-        )
+                return DELEGATED, True
+            reasons.append(f"onnx.version_converter: {delegated}")
+        else:
+            reasons.append(f"{node.op_type} does not exist at opset {target}")
+        expanded = expand_function_body(node, old, source, target, in_function, convert_small)
+        if expanded is None:
+            return EXPANDED, True
+        reasons.append(expanded)
+        raise self._refusal(node, old, source, "; ".join(reasons))
+
+    def _refusal(self, node: ir.Node, old: int, source: int, reason: str) -> ConversionError:
+        if self.explain_refusals:
+            low, high = reachable_opsets(node, source)
+            remedy = f"a target opset in {low}..{high}, which this node can be converted to"
+        else:
+            remedy = "another target opset"
+        return ConversionError(node_label(node), node.op_type, reason, remedy)
 
 
-def _changes_meaning(op_type: str, old: int | None, new: int) -> bool:
-    low, high = sorted((old or 0, new))
-    return any(op == op_type and low < v <= high for op, v in _SILENT_SEMANTIC_CHANGES)
-
-
-def _why_not_relabel(
-    node: ir.Node, old: int | None, new: int | None, target: int, ir_version: int
-) -> str | None:
-    if new is None:
-        return f"{node.op_type} does not exist at opset {target}"
-    if _changes_meaning(node.op_type, old, new):
-        return f"{node.op_type}'s meaning changed between versions {old} and {new}"
+def _relabel_problem(node: ir.Node, old: int, target: int, ir_version: int) -> str | None:
     if any(
         attr.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS)
         for attr in node.attributes.values()
@@ -101,81 +180,48 @@ def _why_not_relabel(
         # check_node cannot see outer-scope names from inside a body; the body's own nodes
         # are checked one by one, and the final full check covers the node's structure.
         return None
-    ctx = onnx.checker.C.CheckerContext()
-    ctx.ir_version = ir_version
-    ctx.opset_imports = {"": target}
+    problem = schema_problem(node, old, target, ir_version)
+    new = schema_version(node.op_type, target)
+    return None if problem is None else f"{node.op_type}-{new} does not accept it ({problem})"
+
+
+def _convert_small_model(model: ir.Model, opset: int, target: int, family_opset: int) -> None:
+    """Convert a model holding an expanded body (at `opset`) for splicing: other ops to
+    `target`, family nodes to `family_opset` (the opset of the graph it goes into)."""
+    ShapeInferencePass(strict_mode=False)(model)
+    sources = source_opsets_of(model)
+    ConvertFamilyPass(family_opset)(model)
+    ConvertOtherOpsPass(target, sources, explain_refusals=False)(model)
+
+
+def reachable_opsets(node: ir.Node, source: int) -> tuple[int, int]:
+    """The widest range of opsets around `source` that `node` alone converts to."""
     try:
-        onnx.checker.check_node(ir.serde.serialize_node(node), ctx)
-    except onnx.checker.ValidationError as error:
-        first_line = str(error).strip().splitlines()[0]
-        return f"{node.op_type}-{new} does not accept this node as it is ({first_line})"
-    return None
+        proto = one_node_model(node, source)
+    except Exception:  # untyped inputs: only the versions that keep its schema are known
+        proto = None
 
+    def converts(opset: int) -> bool:
+        if schema_version(node.op_type, opset) == schema_version(node.op_type, source):
+            return True
+        if proto is None:
+            return False
+        model = ir.serde.deserialize_model(proto)
+        try:
+            _convert_small_model(model, source, opset, opset)
+            onnx.checker.check_model(ir.serde.serialize_model(model), full_check=True)
+        except Exception:
+            return False
+        return True
 
-def _delegate_to_version_converter(node: ir.Node, source: int, target: int) -> str | None:
-    """Convert `node` alone with onnx.version_converter and splice the result in its place.
-    Returns None on success, else why it failed (the node is then left untouched)."""
-    try:
-        converted = onnx.version_converter.convert_version(_one_node_model(node, source), target)
-        onnx.checker.check_model(converted, full_check=True)
-    except Exception as error:  # the converter raises RuntimeError, ValidationError, ...
-        return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-    _splice(node, ir.serde.deserialize_model(converted))
-    return None
-
-
-def _one_node_model(node: ir.Node, source: int) -> onnx.ModelProto:
-    inputs, initializers = [], []
-    for value in node.inputs:
-        if value is None:
-            continue
-        tensor = ir.convenience.get_const_tensor(value)
-        if tensor is not None:
-            initializers.append(onnx.numpy_helper.from_array(tensor.numpy(), value.name))
-        else:
-            inputs.append(ir.serde.serialize_value(value))
-    graph = onnx.helper.make_graph(
-        [ir.serde.serialize_node(node)],
-        "one_node",
-        inputs,
-        [ir.serde.serialize_value(v) for v in node.outputs],
-        initializer=initializers,
-    )
-    return onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", source)])
-
-
-def _splice(node: ir.Node, converted: ir.Model) -> None:
-    """Put the converted one-node model's nodes where `node` was, wired to its values."""
-    outer = {v.name: v for v in node.inputs if v is not None}
-    graph = node.graph
-    new_nodes = list(converted.graph)
-    for value in list(converted.graph.inputs) + list(converted.graph.initializers.values()):
-        if value.name in outer:
-            ir.convenience.replace_all_uses_with(value, outer[value.name])
-        elif value.const_value is not None:  # a constant the converter introduced
-            value.name = f"{node_label(node)}__{value.name}"
-            graph.register_initializer(value)
-    converted.graph.initializers.clear()
-    new_outputs = list(converted.graph.outputs)
-    converted.graph.outputs.clear()
-    for new_node in new_nodes:
-        converted.graph.remove(new_node)
-        for value in new_node.outputs:  # the converter's own names (_v_4) may repeat
-            value.name = f"{node_label(node)}__{value.name}"
-    graph.insert_before(node, new_nodes)
-    for old_output, new_output in zip(node.outputs, new_outputs, strict=True):
-        name = old_output.name
-        ir.convenience.replace_all_uses_with(old_output, new_output, replace_graph_outputs=True)
-        new_output.name = name
-    graph.remove(node, safe=True)
-    remove_if_orphaned(graph, *outer.values())
-
-
-def _opset_range(op_type: str, version: int | None) -> tuple[int, int]:
-    """The opsets in which `op_type` resolves to schema `version`."""
     latest = onnx.defs.onnx_opset_version()
-    inside = [o for o in range(1, latest + 1) if schema_version(op_type, o) == version]
-    return (min(inside), max(inside)) if inside else (version or 1, version or 1)
+    low = source
+    while low > 1 and converts(low - 1):
+        low -= 1
+    high = source
+    while high < latest and converts(high + 1):
+        high += 1
+    return low, high
 
 
 def source_opsets_of(model: ir.Model) -> dict[int, int]:

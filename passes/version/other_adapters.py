@@ -1,0 +1,156 @@
+"""Exact rewrites that bring a non-family node into a form the target schema accepts.
+
+    Split-18(x: [.., 6, ..]){num_outputs=3}, to ≤ 17   →  Split(x)                (equal parts)
+    Split-18(x: [.., 7, ..]){num_outputs=3}, to 13..17 →  Split(x, [3, 3, 1])
+    Split-18(x: [.., 7, ..]){num_outputs=3}, to ≤ 12   →  Split(x){split=[3, 3, 1]}
+    Resize-13(x, "", "", sizes), to 11..12             →  Resize(x, roi=[], scales=[], sizes)
+    Reshape-14(x, const s){allowzero=1}, to ≤ 13, no 0 in s  →  Reshape(x, s)
+    Softmax-13(x: rank 4){axis=1}, to ≤ 12              →  Transpose → Softmax{axis=3} → Transpose
+    Softmax-11(x){axis=1}, to ≥ 13                      →  Flatten{axis=1} → Softmax{axis=1}
+                                                           → Reshape(·, Shape(x))
+
+These are the steps where relabelling alone is not enough and `onnx.version_converter`
+has no adapter, or a wrong one (it relabels Softmax-13 → 12 with axis=1 on a rank-4 input,
+which then normalises over axes 1..3). Softmax, LogSoftmax and Hardmax coerced their input
+to 2-D at [axis, ...) before opset 13, and work on one axis from 13: the forms above make
+the node normalise over its last axis, where both agree. Each adapter only changes how the
+node spells the same thing; afterwards the generic relabel check decides as for any node.
+An adapter returns a description of what it did, or None when the node did not need it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import onnx_ir as ir
+
+from passes.builder import Builder
+from passes.graph_utils import constant_ints, require_rank, static_dim, static_rank
+
+
+def split_num_outputs_to_sizes(node: ir.Node, old: int, b: Builder) -> str | None:
+    """Split-18's `num_outputs` (the last part may be smaller) as explicit sizes."""
+    attr = node.attributes.get("num_outputs")
+    if attr is None or b.opset >= 18:
+        return None
+    x = node.inputs[0]
+    rank = require_rank(node, x, "num_outputs must become split sizes along the axis")
+    axis = node.attributes["axis"].value if "axis" in node.attributes else 0
+    axis = axis + rank if axis < 0 else axis
+    size = static_dim(x, axis)
+    if size is None:
+        raise b.refuse(
+            f"Split-{old}'s num_outputs has no equivalent before opset 18 unless the size of "
+            f"axis {axis} of {x.name!r} is known, and it is not static",
+            "give the input a static shape along the split axis, or target opset 18 or later",
+        )
+    count = attr.value
+    del node.attributes["num_outputs"]
+    if size % count == 0:
+        return f"num_outputs={count} dropped: {size} splits evenly"
+    part = -(-size // count)
+    sizes = [part] * (count - 1) + [size - part * (count - 1)]
+    if b.opset >= 13:
+        node.resize_inputs(2)
+        node.replace_input_with(1, b.const(np.array(sizes, dtype=np.int64)))
+    else:
+        node.attributes["split"] = ir.AttrInt64s("split", sizes)
+    return f"num_outputs={count} → split sizes {sizes}"
+
+
+def resize_optional_inputs(node: ir.Node, old: int, b: Builder) -> str | None:
+    """Resize-11/12 need roi and scales present; an empty tensor says 'not given'."""
+    if b.opset >= 13 or old < 13:
+        return None
+    filled = []
+    for index, name in ((1, "roi"), (2, "scales")):
+        if index < len(node.inputs) and node.inputs[index] is None:
+            node.replace_input_with(index, b.const(np.zeros([0], dtype=np.float32)))
+            filled.append(name)
+    return f"empty {' and '.join(filled)} given" if filled else None
+
+
+def reshape_allowzero(node: ir.Node, old: int, b: Builder) -> str | None:
+    """allowzero=1 only differs from the old Reshape when the shape holds a 0."""
+    attr = node.attributes.get("allowzero")
+    if attr is None or attr.value == 0 or b.opset >= 14:
+        return None
+    shape = constant_ints(node.inputs[1])
+    if shape is None or 0 in shape:
+        raise b.refuse(
+            "allowzero=1 (a 0 in the shape means an empty dimension) has no equivalent "
+            "before opset 14 unless the shape is a constant without 0, and "
+            + ("it is computed at run time" if shape is None else f"it is {shape}"),
+            "target opset 14 or later",
+        )
+    del node.attributes["allowzero"]
+    return "allowzero=1 dropped: the constant shape holds no 0"
+
+
+def softmax_on_last_axis(node: ir.Node, old: int, b: Builder) -> str | None:
+    """Softmax/LogSoftmax/Hardmax across opset 13: make the node normalise its last axis."""
+    if (old < 13) == (b.opset < 13):
+        return None
+    x = node.inputs[0]
+    rank = static_rank(x)
+    attr = node.attributes.get("axis")
+    axis = attr.value if attr is not None else (1 if old < 13 else -1)
+    if rank is not None:
+        axis = axis + rank if axis < 0 else axis
+        if all(d == 1 for d in list(x.shape)[axis + 1 :]):
+            return None
+    if old < 13:  # coerced to 2-D at axis: say so with Flatten, and restore the shape
+        flat = b.op("Flatten", [x], {"axis": axis}, dtype=x.dtype, shape=ir.Shape([None, None]))
+        node.replace_input_with(0, flat)
+        node.attributes["axis"] = ir.AttrInt64("axis", 1)
+        shape = b.op("Shape", [x], dtype=ir.DataType.INT64)
+        _follow_output(node, "Reshape", [shape], {})
+        return f"axis {axis}: Flatten, then Reshape back to the input's shape"
+    if rank is None:
+        raise b.refuse(
+            f"{node.op_type}-{old} normalises one axis, and the form before opset 13 needs a "
+            f"Transpose to make it the last one, which needs the rank of {x.name!r}",
+            "give the input a static rank, or target opset 13 or later",
+        )
+    perm = [i for i in range(rank) if i != axis] + [axis]
+    dims = [list(x.shape)[i] for i in perm]
+    moved = b.op("Transpose", [x], {"perm": perm}, dtype=x.dtype, shape=ir.Shape(dims))
+    node.replace_input_with(0, moved)
+    node.attributes["axis"] = ir.AttrInt64("axis", rank - 1)
+    _follow_output(node, "Transpose", [], {"perm": list(np.argsort(perm).tolist())})
+    return f"axis {axis} moved last with Transpose, and back"
+
+
+def _follow_output(node: ir.Node, op_type: str, extra_inputs: list, attributes: dict) -> None:
+    """Insert `op_type(node's output, *extra_inputs)` after `node`; it takes over the
+    output's name, type and users."""
+    out = node.outputs[0]
+    uses = list(out.uses())
+    follower = ir.node(
+        op_type, [out, *extra_inputs], attributes=attributes, name=f"{node.name}__{op_type}"
+    )
+    new = follower.outputs[0]
+    for user, index in uses:
+        user.replace_input_with(index, new)
+    graph = node.graph
+    if out.is_graph_output():
+        for i, value in enumerate(graph.outputs):
+            if value is out:
+                graph.outputs[i] = new
+    name, new.dtype, new.shape = out.name, out.dtype, out.shape
+    out.name, out.shape = f"{name}__before_{op_type.lower()}", None
+    new.name = name
+    graph.insert_after(node, follower)
+
+
+_SOFTMAX_LIKE = [softmax_on_last_axis]
+# op → adapters tried, in order, before the relabel check
+OTHER_ADAPTERS: dict[str, list[Callable[[ir.Node, int, Builder], str | None]]] = {
+    "Split": [split_num_outputs_to_sizes],
+    "Resize": [resize_optional_inputs],
+    "Reshape": [reshape_allowzero],
+    "Softmax": _SOFTMAX_LIKE,
+    "LogSoftmax": _SOFTMAX_LIKE,
+    "Hardmax": _SOFTMAX_LIKE,
+}

@@ -1,0 +1,187 @@
+"""When a node may simply move to another schema version: the generic relabel check.
+
+    Relu-14(x: float), target 13                    →  Relu-13(x)           (types accepted)
+    Reshape-14(x, shape){allowzero=0}, target 13     →  Reshape-13(x, shape)  (default dropped)
+    Softmax-1(x: float[1,1000]){axis=1}, target 13   →  Softmax-13(x){axis=1} (last axis)
+    Relu-14(x: int8), target 13                      →  not relabelled (int8 only from 14)
+    Dropout-7(x) → (y, mask: float), target 10        →  not relabelled (mask becomes bool)
+
+A node can be relabelled when the target version's schema accepts it as it is and means
+the same thing by it:
+- `onnx.checker.check_node` at the target: attribute names and types, input/output counts;
+- the target schema's type and shape inference on the node's input types: type constraints,
+  attribute combinations (Split-18 needs `split` or `num_outputs`), and outputs keep the
+  element types they had;
+- no version in between changed the meaning of what the node uses (`MEANING_CHANGES`).
+
+`drop_default_attributes` first removes attributes the target does not know when they hold
+the source schema's default (a later version added them with the old behaviour as default),
+`pin_changed_defaults` writes out attributes whose default differs at the target, and
+`drop_unused_outputs` removes the trailing optional outputs that nothing reads.
+"""
+
+from __future__ import annotations
+
+import onnx
+import onnx.shape_inference
+import onnx_ir as ir
+
+from passes.graph_utils import static_rank
+
+# Versions whose meaning changed while the signature stayed valid: (op, version) → which
+# nodes are unaffected (None: none are). Relabelling across them goes through the
+# version converter's own adapters instead.
+_COERCE_TO_2D = ("Softmax", "LogSoftmax", "Hardmax")  # 13: per-axis instead of flattening
+MEANING_CHANGES = {
+    **{(op, 13): "last_axis" for op in _COERCE_TO_2D},
+    ("Resize", 11): None,  # inputs (X, scales) became (X, roi, scales, sizes)
+    ("Scan", 9): None,  # batch axis and sequence_lens removed
+    ("Upsample", 9): None,  # scales moved from attribute to input
+}
+# String attribute values that only exist from some version on: (op, attribute, value) → since.
+NEW_ATTRIBUTE_VALUES = {
+    ("Resize", "coordinate_transformation_mode", "half_pixel_symmetric"): 19,
+    ("Resize", "mode", "cubic"): 11,
+    ("Pad", "mode", "wrap"): 19,
+}
+
+
+def drop_default_attributes(node: ir.Node, source_schema, target_schema) -> bool:
+    """Remove attributes unknown to `target_schema` that hold `source_schema`'s default."""
+    dropped = False
+    for name in list(node.attributes):
+        if name in target_schema.attributes or name not in source_schema.attributes:
+            continue
+        default = source_schema.attributes[name].default_value
+        if default is None or not default.name:
+            continue
+        value = ir.serde.serialize_attribute(node.attributes[name])
+        if onnx.helper.get_attribute_value(value) == onnx.helper.get_attribute_value(default):
+            del node.attributes[name]
+            dropped = True
+    return dropped
+
+
+def pin_changed_defaults(node: ir.Node, source_schema, target_schema) -> bool:
+    """Write out attributes the node leaves at a default that differs at the target
+    (Softmax's axis: 1 before opset 13, -1 from 13)."""
+    pinned = False
+    for name, attribute in source_schema.attributes.items():
+        default = attribute.default_value
+        if name in node.attributes or default is None or not default.name:
+            continue
+        if name not in target_schema.attributes:
+            continue
+        new_default = target_schema.attributes[name].default_value
+        same = new_default is not None and new_default.name and onnx.helper.get_attribute_value(
+            new_default
+        ) == onnx.helper.get_attribute_value(default)
+        if not same:
+            node.attributes[name] = ir.serde.deserialize_attribute(default)
+            pinned = True
+    return pinned
+
+
+def drop_unused_outputs(node: ir.Node, schema) -> bool:
+    """Remove trailing optional outputs nothing reads (Dropout's mask, say), whose type may
+    differ between versions."""
+    count = len(node.outputs)
+    while count > max(schema.min_output, 1):
+        value = node.outputs[count - 1]
+        if value.uses() or value.is_graph_output():
+            break
+        count -= 1
+    if count == len(node.outputs):
+        return False
+    node.resize_outputs(count)
+    return True
+
+
+def meaning_change(node: ir.Node, old: int, new: int) -> str | None:
+    """Why the node would mean something else at `new`, or None."""
+    low, high = sorted((old, new))
+    for (op, version), unaffected in MEANING_CHANGES.items():
+        if op != node.op_type or not low < version <= high:
+            continue
+        if unaffected == "last_axis" and _reduces_trailing_axes_only(node, old):
+            continue
+        return f"{op}'s meaning changed at version {version} (between {old} and {new})" + (
+            " and this node's axis is not its input's last axis" if unaffected else ""
+        )
+    for (op, attribute, value), since in NEW_ATTRIBUTE_VALUES.items():
+        attr = node.attributes.get(attribute)
+        if op == node.op_type and attr is not None and attr.value == value and new < since:
+            return f"{attribute}={value!r} only exists from {op}-{since}"
+    return None
+
+
+def _reduces_trailing_axes_only(node: ir.Node, version: int) -> bool:
+    """Softmax over [axis, ...) flattened equals Softmax over `axis` when the dims after
+    `axis` are all 1 (or there are none)."""
+    x = node.inputs[0]
+    rank = static_rank(x)
+    if rank is None:
+        return False
+    attr = node.attributes.get("axis")
+    axis = attr.value if attr is not None else (1 if version < 13 else -1)
+    axis = axis + rank if axis < 0 else axis
+    return all(d == 1 for d in list(x.shape)[axis + 1 :])
+
+
+def schema_problem(node: ir.Node, old: int, target: int, ir_version: int) -> str | None:
+    """Why the target opset's schema does not accept `node` as it is, or None. Unused
+    outputs whose element type differs at the target take the target's type."""
+    proto = ir.serde.serialize_node(node)
+    ctx = onnx.checker.C.CheckerContext()
+    ctx.ir_version = ir_version
+    ctx.opset_imports = {"": target}
+    try:
+        onnx.checker.check_node(proto, ctx)
+    except onnx.checker.ValidationError as error:
+        return _first_line(error)
+    inputs = [v for v in node.inputs if v is not None]
+    if any(v.type is None for v in inputs):
+        return _unknown_types_problem(node, old, target)
+    schema = onnx.defs.get_schema(node.op_type, target, "")
+    types = {v.name: ir.serde.serialize_type(v.type) for v in inputs}
+    try:
+        inferred = onnx.shape_inference.infer_node_outputs(
+            schema, proto, types, opset_imports=[onnx.helper.make_opsetid("", target)]
+        )
+    except Exception as error:  # InferenceError, or a type constraint it rejects
+        return _first_line(error)
+    retyped = {}
+    for value in node.outputs:
+        found = inferred.get(value.name)
+        if found is None or value.dtype is None or not found.HasField("tensor_type"):
+            continue
+        dtype = ir.DataType(found.tensor_type.elem_type)
+        if dtype == value.dtype:
+            continue
+        if value.uses() or value.is_graph_output():
+            return f"its output {value.name!r} would be {dtype.name}, not {value.dtype.name}"
+        retyped[value] = dtype
+    for value, dtype in retyped.items():
+        value.dtype = dtype
+    return None
+
+
+def _unknown_types_problem(node: ir.Node, old: int, target: int) -> str | None:
+    """Without input types: accepted when every type constraint is at least as wide at the
+    target as at the node's current version."""
+    new_schema = onnx.defs.get_schema(node.op_type, target, "")
+    old_schema = onnx.defs.get_schema(node.op_type, old, "")
+    wide = {c.type_param_str: set(c.allowed_type_strs) for c in new_schema.type_constraints}
+    for constraint in old_schema.type_constraints:
+        missing = set(constraint.allowed_type_strs) - wide.get(constraint.type_param_str, set())
+        if missing:
+            return (
+                "the types of its inputs are unknown, and the target schema does not accept "
+                f"{sorted(missing)} for {constraint.type_param_str}"
+            )
+    return None
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
