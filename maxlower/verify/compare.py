@@ -25,7 +25,6 @@ class Comparison:
     index: tuple[int, ...] | None = None  # first mismatching element
     expected: object = None  # reference value there (or dtype / shape)
     actual: object = None  # candidate value there (or dtype / shape)
-    nan_only: bool = False  # every mismatch has NaN on exactly one side
 
     @property
     def equal(self) -> bool:
@@ -44,32 +43,23 @@ def compare(
         return Comparison("dtype", expected=str(expected.dtype), actual=str(actual.dtype))
     if expected.shape != actual.shape:
         return Comparison("shape", expected=list(expected.shape), actual=list(actual.shape))
-    if is_float(expected.dtype):
-        e, a = expected.astype(np.float64), actual.astype(np.float64)
-        same = (e == a) | (np.isnan(e) & np.isnan(a))
-        if rtol or atol:
-            same |= np.isfinite(e) & np.isfinite(a) & np.isclose(a, e, rtol=rtol, atol=atol)
-    else:
-        e, a = expected, actual
-        same = e == a
+    same = equal_elements(expected, actual, rtol, atol)
+    e, a = _comparable(expected), _comparable(actual)
     wrong = np.flatnonzero(~same.reshape(-1))
     if wrong.size == 0:
         return Comparison("equal", elements=int(expected.size))
     first = tuple(int(i) for i in np.unravel_index(wrong[0], expected.shape))
     flat_e, flat_a = e.reshape(-1)[wrong], a.reshape(-1)[wrong]
     if is_float(expected.dtype):
-        nan_one_side = np.isnan(flat_e) != np.isnan(flat_a)
         with np.errstate(invalid="ignore", over="ignore"):
             difference = np.abs(flat_e - flat_a)
         both_numbers = ~np.isnan(flat_e) & ~np.isnan(flat_a)
         largest = float(difference[both_numbers].max()) if both_numbers.any() else float("nan")
-        nan_only = bool(nan_one_side.all())
     else:
         if expected.dtype.itemsize <= 4:
             largest = int(np.abs(flat_e.astype(np.int64) - flat_a.astype(np.int64)).max())
         else:  # Python ints: 64-bit differences do not fit 64 bits
             largest = int(np.abs(flat_e.astype(object) - flat_a.astype(object)).max())
-        nan_only = False
     return Comparison(
         "values",
         elements=int(expected.size),
@@ -78,8 +68,25 @@ def compare(
         index=first,
         expected=scalar(expected[first]),
         actual=scalar(actual[first]),
-        nan_only=nan_only,
     )
+
+
+def equal_elements(
+    expected: np.ndarray, actual: np.ndarray, rtol: float = 0.0, atol: float = 0.0
+) -> np.ndarray:
+    """Elementwise verdict for two arrays of one dtype and shape (see the module docstring)."""
+    if not is_float(expected.dtype):
+        return np.asarray(expected == actual)
+    e, a = _comparable(expected), _comparable(actual)
+    same = (e == a) | (np.isnan(e) & np.isnan(a))
+    if rtol or atol:
+        same |= np.isfinite(e) & np.isfinite(a) & np.isclose(a, e, rtol=rtol, atol=atol)
+    return same
+
+
+def _comparable(array: np.ndarray) -> np.ndarray:
+    """Floats as float64 (exact for every float type), integers and bools as they are."""
+    return array.astype(np.float64) if is_float(array.dtype) else array
 
 
 def scalar(value) -> float | int | bool:

@@ -25,7 +25,7 @@ import onnx_ir as ir
 
 from maxlower.api import InvalidModelError
 from maxlower.io import load_model
-from maxlower.verify.compare import Comparison, compare, is_float
+from maxlower.verify.compare import Comparison, compare, equal_elements, is_float
 from maxlower.verify.inputs import Trial, axes_inputs, generate_trials, input_specs
 from maxlower.verify.report import (
     DIFFERENT,
@@ -198,7 +198,15 @@ class _Session:
                     if not upstream:
                         roots.append(
                             _divergence(
-                                trial, node, producers.get(name), name, comparison, ref_values
+                                trial,
+                                node,
+                                producers.get(name),
+                                name,
+                                comparison,
+                                ref_values,
+                                cand_values,
+                                self.rtol,
+                                self.atol,
                             )
                         )
                 elif upstream:
@@ -247,18 +255,16 @@ def _divergence(
     name: str,
     comparison: Comparison,
     values: dict,
+    cand_values: dict,
+    rtol: float,
+    atol: float,
 ) -> Divergence:
-    data = values.get(node.input[0]) if node.input else None
-    nan_reaches = (
-        data is not None and is_float(data.dtype) and bool(np.isnan(data.astype(np.float64)).any())
-    )
-    unspecified = (
-        node.domain in ("", "ai.onnx")
-        and node.op_type in _NAN_UNSPECIFIED
-        and nan_reaches
-        and comparison.kind == "values"
-        and (node.op_type == "ArgMax" or comparison.nan_only)
-    )
+    unspecified = False
+    if comparison.kind == "values":
+        reached = _nan_reached(node, values)
+        if reached is not None and reached.shape == values[name].shape:
+            same = equal_elements(values[name], cand_values[name], rtol, atol)
+            unspecified = bool(np.all(same | reached))
     return Divergence(
         trial=trial.index,
         trial_label=trial.label,
@@ -275,6 +281,31 @@ def _divergence(
         kind=comparison.kind,
         unspecified=unspecified,
     )
+
+
+def _nan_reached(node: onnx.NodeProto, values: dict) -> np.ndarray | None:
+    """For a ReduceMax/ArgMax node: which output elements reduce a set holding a NaN (as
+    bools in the output's shape); None for other nodes or when that cannot be told."""
+    if node.domain not in ("", "ai.onnx") or node.op_type not in _NAN_UNSPECIFIED:
+        return None
+    data = values.get(node.input[0]) if node.input else None
+    if data is None or not is_float(data.dtype) or data.ndim == 0:
+        return None
+    attributes = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+    keepdims = bool(attributes.get("keepdims", 1))
+    if node.op_type == "ArgMax":
+        axes = [attributes.get("axis", 0)]
+    elif len(node.input) > 1 and node.input[1]:
+        axes = values.get(node.input[1])
+        if axes is None:
+            return None
+        axes = [int(a) for a in np.asarray(axes).reshape(-1)]
+        if not axes and attributes.get("noop_with_empty_axes", 0):
+            return None  # the identity: nothing is reduced, so nothing is unspecified
+    else:
+        axes = list(attributes.get("axes", []))
+    axes = tuple(a % data.ndim for a in axes) if axes else tuple(range(data.ndim))
+    return np.isnan(data.astype(np.float64)).any(axis=axes, keepdims=keepdims)
 
 
 def _node_text(node: onnx.NodeProto) -> str:

@@ -211,7 +211,7 @@ def _sizes(strategy: str, variable_dims: list[str], rng: np.random.Generator) ->
     if strategy == "ones":
         return dict.fromkeys(variable_dims, 1)
     if strategy == "distinct":
-        return {d: 2 + i % 5 for i, d in enumerate(variable_dims)}
+        return {d: 4 + i % 5 for i, d in enumerate(variable_dims)}
     if strategy == "random":
         return {d: int(rng.integers(1, 7)) for d in variable_dims}
     zero = strategy.removeprefix("zero:")
@@ -252,9 +252,17 @@ def generate_trials(
         rng = np.random.default_rng([seed, index])
         sizes = {**_sizes(strategy, variable, rng), **bound}
         feeds = dict(fixed)
-        for spec in generated:
+        for slot, spec in enumerate(generated):
             shape = tuple(d if isinstance(d, int) else sizes[d] for d in spec.dims)
-            feeds[spec.name] = values(spec.dtype, shape, kind, rng, ranges.get(spec.name))
+            feeds[spec.name] = values(
+                spec.dtype,
+                shape,
+                kind,
+                rng,
+                ranges.get(spec.name),
+                slot,
+                placement_seed=(seed, index),
+            )
         shown = {d: sizes[d] for d in _ordered_dims(specs) if d in sizes and d not in axes_dims}
         for j in range(count):
             chosen = {name: v[j % len(v)] for name, v in variants.items() if v}
@@ -333,9 +341,19 @@ def values(
     kind: str,
     rng: np.random.Generator,
     value_range: tuple[float, float] | None = None,
+    slot: int = 0,
+    placement_seed: tuple[int, ...] = (0,),
 ) -> np.ndarray:
-    """One input's values of the given kind (see the module docstring)."""
+    """One input's values of the given kind (see the module docstring).
+
+    Each leading value (special or power of two) is placed once where it fits, along one
+    permutation of the positions fixed by `placement_seed` and the size, shifted by `slot`
+    (the input's number): inputs of one size and one trial meet each leading value with a
+    different one at the same position (NaN in `a` against a number in `b`, and the other
+    way round), whatever the random filling does.
+    """
     size = int(np.prod(shape, dtype=np.int64))
+    placement = np.random.default_rng([*placement_seed, size])
     pools = _pools(dtype, value_range, rng)
     if dtype == np.bool_:
         p_true = 0.2 if kind == "specials" else 0.5
@@ -347,10 +365,10 @@ def values(
         leading = {"ties": [], "specials": pools.specials, "pow2": pools.pow2}[kind]
         pool = np.concatenate([leading, ties]).astype(dtype) if len(leading) else ties
         flat = pool[rng.integers(0, len(pool), size)]
-        # Every special value at least once, at random places (as many as fit).
         placed = min(size, len(leading))
         if placed:
-            flat[rng.permutation(size)[:placed]] = leading[:placed]
+            positions = np.roll(placement.permutation(size), -slot)
+            flat[positions[:placed]] = leading[:placed]
     return flat.astype(dtype).reshape(shape)
 
 
