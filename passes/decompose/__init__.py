@@ -1,0 +1,27 @@
+"""Exact decompositions of Max, ReduceMax and ArgMax into other ops, one module per op.
+
+`DECOMPOSITIONS[op_type]` lists every rewrite of that op; `passes.legalize` picks, per node,
+the cheapest one whose result a backend profile accepts. Each is usable alone:
+
+    from passes.decompose import apply_decomposition
+    apply_decomposition(model, node, "reduce_max_slice_tree")
+"""
+
+from __future__ import annotations
+
+from passes.decompose import arg_max, reduce_max, where
+from passes.decompose import max as max_decompositions
+from passes.decompose.common import Decomposition
+
+DECOMPOSITIONS: dict[str, list[Decomposition]] = {}
+for _decomposition in (
+    *max_decompositions.DECOMPOSITIONS,
+    *reduce_max.DECOMPOSITIONS,
+    *arg_max.DECOMPOSITIONS,
+    *where.DECOMPOSITIONS,
+):
+    DECOMPOSITIONS.setdefault(_decomposition.op_type, []).append(_decomposition)
+
+BY_NAME: dict[str, Decomposition] = {d.name: d for ds in DECOMPOSITIONS.values() for d in ds}
+
+__all__ = ["BY_NAME", "DECOMPOSITIONS", "Decomposition"]

@@ -1,0 +1,152 @@
+"""Exact decompositions of ArgMax (axis, keepdims; select_last_index from opset 12).
+
+    ArgMax(x){axis=a}               →  m   = ReduceMax(x){axes=[a], keepdims=1}
+                                       hit = Or(Equal(x, m), IsNaN(x))      (floats)
+                                             Equal(x, m)                    (integers)
+                                       ReduceMin(Where(hit, p, INT64_MAX)){axes=[a]}
+                                       p: the positions 0..n-1 along a (a constant for a
+                                       static n, else Range), so the first hit wins
+    ... with select_last_index=1    →  the same with p' = n-1-p, and n-1 minus the result:
+                                       the last hit wins
+    ArgMax(x){select_last_index=1}  →  reverse axis a, ArgMax (first), n-1-index
+                                       (passes.version.arg_max's reversal)
+    ArgMax(x: rank 1){axis=a}       →  Squeeze(ArgMax(Unsqueeze(x, [0])){axis=a+1}, [0])
+    ArgMax(x: T)                    →  ArgMax(Cast(x, W)), W an exact widening: casting is
+                                       monotonic and one-to-one, so ties and order are kept
+
+NaN: onnx.reference's ReduceMax propagates NaN, so m is NaN exactly when the slice holds
+one; then Equal finds nothing and IsNaN marks the NaNs, so the first (or last) NaN wins, as
+in onnx.reference's ArgMax (design note 5). -0.0 and +0.0 are equal, so they tie. The
+ReduceMax runs on x widened exactly where the opset's ReduceMax does not take x's type
+(int16, uint16). An empty axis is an error for ArgMax, and stays undefined here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx_ir as ir
+
+from passes.builder import Builder
+from passes.decompose.common import (
+    DT,
+    EXACT_WIDENINGS,
+    FLOATS,
+    Decomposition,
+    current_version,
+    schema_accepts,
+    widening_decompositions,
+)
+from passes.decompose.reduce_max import reduce_one_axis
+from passes.graph_utils import replace_node, require_dtype, require_rank, static_dim
+from passes.version import arg_max as arg_max_adapters
+
+INT64_MAX = np.iinfo(np.int64).max
+
+
+def _axis(node: ir.Node, b: Builder, why: str) -> tuple[int, int]:
+    rank = require_rank(node, node.inputs[0], why)
+    axis = node.attributes.get_int("axis", 0)
+    if not -rank <= axis < rank:
+        raise b.refuse(f"axis {axis} is out of range for rank {rank}", "a valid axis")
+    return axis + rank if axis < 0 else axis, rank
+
+
+def to_reduce_max(node: ir.Node, b: Builder) -> str:
+    x = node.inputs[0]
+    dtype = require_dtype(node, x, "the comparison form depends on it")
+    axis, rank = _axis(node, b, "the positions along the axis must broadcast against it")
+    keepdims = node.attributes.get_int("keepdims", 1)
+    last = node.attributes.get_int("select_last_index", 0) == 1
+    if not schema_accepts("ReduceMax", b.opset, dtype):
+        wide = next(
+            (w for w in EXACT_WIDENINGS.get(dtype, ()) if schema_accepts("ReduceMax", b.opset, w)),
+            None,
+        )
+        if wide is None:
+            raise b.refuse(
+                f"ReduceMax at opset {b.opset} does not take {dtype.name}, nor an exact "
+                "widening of it",
+                "a later target opset",
+            )
+        x = b.cast(x, wide)
+    peak = reduce_one_axis(b, x, axis, 1)
+    hit = b.op("Equal", [x, peak], dtype=DT.BOOL)
+    if x.dtype in FLOATS:
+        hit = b.op("Or", [hit, b.op("IsNaN", [x], dtype=DT.BOOL)], dtype=DT.BOOL)
+    trailing = [1] * (rank - axis - 1)
+    length = static_dim(x, axis)
+    if length is not None:
+        positions = np.arange(length, dtype=np.int64)
+        position = b.const((positions[::-1] if last else positions).reshape([length, *trailing]))
+        last_position = b.const(np.array(length - 1, dtype=np.int64))
+    else:
+        b.require("Range")
+        shape = b.op("Shape", [x], dtype=DT.INT64, shape=ir.Shape([rank]))
+        n = b.op(
+            "Gather",
+            [shape, b.const(np.array(axis, dtype=np.int64))],
+            {"axis": 0},
+            dtype=DT.INT64,
+            shape=ir.Shape([]),
+        )
+        zero, one = b.const(np.array(0, dtype=np.int64)), b.const(np.array(1, dtype=np.int64))
+        position = b.op("Range", [zero, n, one], dtype=DT.INT64)
+        if trailing:
+            position = b.unsqueeze(position, range(1, len(trailing) + 1))
+        last_position = b.binary("Sub", n, one, dtype=DT.INT64)
+        if last:
+            position = b.binary("Sub", last_position, position, dtype=DT.INT64)
+    candidates = b.op("Where", [hit, position, b.const(np.array(INT64_MAX))], dtype=DT.INT64)
+    index = b.with_axes("ReduceMin", [candidates], [axis], {"keepdims": keepdims}, dtype=DT.INT64)
+    if last:
+        index = b.binary("Sub", last_position, index, dtype=DT.INT64)
+    replace_node(node, index)
+    which = "last" if last else "first"
+    return f"ArgMax as ReduceMax + Equal + Where + ReduceMin ({which} index of the maximum)"
+
+
+def select_last_index_to_reversal(node: ir.Node, b: Builder) -> str | None:
+    if node.attributes.get_int("select_last_index", 0) != 1:
+        return None
+    return arg_max_adapters.select_last_index_to_reversal(node, b)
+
+
+def rank1_to_rank2(node: ir.Node, b: Builder) -> str | None:
+    x = node.inputs[0]
+    if x.shape is None or len(x.shape) != 1:
+        return None
+    attributes = {name: attr.value for name, attr in node.attributes.items()}
+    attributes["axis"] = 1  # axis 0 and -1 are the only valid ones
+    index = b.op(
+        "ArgMax",
+        [b.unsqueeze(x, [0])],
+        attributes,
+        family_version=current_version("ArgMax", b.opset),
+        dtype=DT.INT64,
+    )
+    replace_node(node, b.squeeze(index, [0]))
+    return "rank-1 ArgMax on the input unsqueezed to rank 2"
+
+
+DECOMPOSITIONS = [
+    Decomposition(
+        "arg_max_to_reduce_max",
+        "ArgMax",
+        to_reduce_max,
+        "ArgMax(x) → ReduceMin(Where(Or(Equal(x, ReduceMax(x)), IsNaN(x)), positions, "
+        "INT64_MAX)) (last index: reversed positions)",
+    ),
+    Decomposition(
+        "arg_max_select_last_index_to_reversal",
+        "ArgMax",
+        select_last_index_to_reversal,
+        "ArgMax(x){select_last_index=1} → n-1 - ArgMax(reverse(x))",
+    ),
+    Decomposition(
+        "arg_max_rank1_to_rank2",
+        "ArgMax",
+        rank1_to_rank2,
+        "ArgMax(x[n]) → Squeeze(ArgMax(Unsqueeze(x, [0])){axis=1}, [0])",
+    ),
+    *widening_decompositions("ArgMax"),
+]

@@ -1,0 +1,44 @@
+"""Exact decomposition of Where on integer types, which some runtimes lack.
+
+    Where(c, a, b), T an integer type  →  Add(Mul(a, Cast(c, T)), Mul(b, Cast(Not(c), T)))
+
+Not a member of the Max family, but the exact forms of Max emit it (the select form here,
+and passes.version.max's int64/uint64 form below opset 12), and onnxruntime's CPU kernels of
+Where skip int16, uint16 and uint64. For integers the arithmetic is exact: one product is
+the value times 1, the other is times 0, and adding 0 never overflows. Floats are left
+alone: inf * 0 is NaN. Broadcasting is Where's: Mul and Add broadcast the same way.
+"""
+
+from __future__ import annotations
+
+import onnx_ir as ir
+
+from passes.builder import Builder
+from passes.decompose.common import DT, SIGNED, UNSIGNED, Decomposition
+from passes.graph_utils import replace_node
+
+
+def integers_to_arithmetic(node: ir.Node, b: Builder) -> str | None:
+    condition, a, c = node.inputs
+    dtype = a.dtype
+    if dtype not in SIGNED | UNSIGNED:
+        return None
+    take = b.cast(condition, dtype)
+    leave = b.cast(b.op("Not", [condition], dtype=DT.BOOL), dtype)
+    result = b.op(
+        "Add",
+        [b.op("Mul", [a, take], dtype=dtype), b.op("Mul", [c, leave], dtype=dtype)],
+        dtype=dtype,
+    )
+    replace_node(node, result)
+    return f"{dtype.name} Where as a*c + b*(1-c)"
+
+
+DECOMPOSITIONS = [
+    Decomposition(
+        "where_integers_to_arithmetic",
+        "Where",
+        integers_to_arithmetic,
+        "Where(c, a, b) → Add(Mul(a, Cast(c)), Mul(b, Cast(Not(c)))) (integer types)",
+    ),
+]
