@@ -1,0 +1,224 @@
+"""LegalizePass: rewrite every node a backend profile does not accept, exactly and cheaply.
+
+    profile without ArgMax:   ArgMax(x)      →  ReduceMax + Equal + Where + ReduceMin
+    profile without Max:      Max(a, b, c)   →  Where(Or(Greater, IsNaN), ...) twice
+    onnxruntime (no int16 Max kernel): Max(a: int16, b) → Cast(Max(Cast(a), Cast(b)))
+
+For each node of the default domain that the profile rejects (main graph, subgraphs and
+model-local functions), every decomposition of its op (`passes.decompose.DECOMPOSITIONS`) is
+tried on a one-node scratch copy (`scratch.Scratch`). A candidate stands if its result passes
+the full checker at the model's opset and every node it leaves is accepted, after the
+rejected ones have been legalised the same way (recursively, so ArgMax → ReduceMax → Slice
+tree → Max → Where is found). The cheapest candidate by `cost.graph_cost` replaces the node.
+Forms are memoised by node signature (op, attributes, input types, shapes, constants), so a
+tree of equal Max nodes is planned once. When no candidate stands, ConversionError names the
+node, what the profile rejects, and why each rewrite failed.
+
+Preconditions: types and shapes are known where rewrites need them (run shape inference
+first; `maxlower.lower` does). A node whose input types are unknown is checked with what is
+known (see the profile's `rejection`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from typing import Protocol
+
+import onnx
+import onnx_ir as ir
+
+from passes.decompose import BY_NAME, DECOMPOSITIONS
+from passes.errors import ConversionError
+from passes.graph_utils import containers, node_label
+from passes.legalize import cost
+from passes.legalize.apply import apply_decomposition
+from passes.legalize.scratch import Namer, Scratch, mirrors_of, signature, splice
+
+
+class Profile(Protocol):
+    """What a backend accepts. `rejection` returns None for an accepted node, else why not
+    (one line, e.g. "no CPU kernel for ArgMax-13 with T=uint16")."""
+
+    name: str
+
+    def rejection(self, node: ir.Node, opset: int) -> str | None: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class Lowering:
+    """One node rewritten by the pass, for summaries."""
+
+    where: str
+    node: str
+    op_type: str
+    rejection: str
+    steps: tuple[str, ...]  # decomposition names, outermost first
+    nodes_after: int
+
+
+@dataclasses.dataclass
+class _Form:
+    graph: ir.Graph  # a legal scratch graph, kept as a template and cloned for each use
+    cost: float
+    steps: tuple[str, ...]
+    size: int
+
+
+class _Cycle(Exception):
+    pass
+
+
+MAX_DEPTH = 12  # nested rewrites of one node; ArgMax → ReduceMax → tree → Max → ... needs 5
+
+
+class LegalizePass(ir.passes.InPlacePass):
+    """Make every default-domain node acceptable to `profile`, or raise ConversionError."""
+
+    def __init__(self, profile: Profile) -> None:
+        super().__init__()
+        self.profile = profile
+        self.lowerings: list[Lowering] = []
+
+    def call(self, model: ir.Model) -> ir.passes.PassResult:
+        self.lowerings = []
+        namer = Namer(model)
+        for where, container, opsets in containers(model):
+            opset = opsets.get("")
+            if opset is None:
+                continue
+            planner = _Planner(
+                self.profile, opset, isinstance(container, ir.Function), model.ir_version
+            )
+            for node in list(ir.traversal.RecursiveGraphIterator(container)):
+                if node.domain not in ("", "ai.onnx") or node.graph is None:
+                    continue
+                rejection = self.profile.rejection(node, opset)
+                if rejection is None:
+                    continue
+                form = planner.legal_form(node)
+                mirrors = mirrors_of(node)
+                self.lowerings.append(
+                    Lowering(
+                        where, node_label(node), node.op_type, rejection, form.steps, form.size
+                    )
+                )
+                splice(form.graph.clone(), mirrors, node, namer)
+        return ir.passes.PassResult(model, bool(self.lowerings))
+
+
+class _Planner:
+    """Finds the cheapest legal form of a node in one container (one opset)."""
+
+    def __init__(self, profile: Profile, opset: int, in_function: bool, ir_version: int):
+        self.profile = profile
+        self.opset = opset
+        self.in_function = in_function
+        self.ir_version = max(ir_version, _min_ir_version(opset), 4)
+        self.counter = itertools.count()
+        self.namer = Namer()  # scratch names only need to be unique; the final splice renames
+        self._memo: dict[tuple, _Form | tuple[str, str, str]] = {}
+        self._cycles = 0
+
+    def legal_form(self, node: ir.Node, stack: tuple = ()) -> _Form:
+        key = signature(node, self.opset, self.in_function)
+        cached = self._memo.get(key)
+        if isinstance(cached, tuple):
+            raise ConversionError(node_label(node), node.op_type, *cached[:2])
+        if cached is not None:
+            return cached
+        ops = [op for _, op in stack]
+        if (node.op_type in ops and ops[-1] != node.op_type) or len(stack) >= MAX_DEPTH:
+            # X → Y → X never ends (Max → stacked ReduceMax → Slice tree of Max → ...);
+            # X → X is a step of the same op (a chain, a widening) and always gets smaller.
+            self._cycles += 1
+            raise _Cycle
+        cycles_before = self._cycles
+        rejection = self.profile.rejection(node, self.opset)
+        failures: list[tuple[str, str]] = []
+        best: _Form | None = None
+        for decomposition in DECOMPOSITIONS.get(node.op_type, []):
+            try:
+                form = self._try(node, decomposition, (*stack, (key, node.op_type)))
+            except ConversionError as error:
+                failures.append((decomposition.name, error.reason))
+                continue
+            except _Cycle:
+                failures.append((decomposition.name, "it leads back to the same node"))
+                continue
+            if form is not None and (best is None or form.cost < best.cost):
+                best = form
+        if best is None:
+            reason, remedy = _failure(self.profile, node, self.opset, rejection, failures)
+            if self._cycles == cycles_before:  # else the failure depends on the path here
+                self._memo[key] = (reason, remedy, "")
+            raise ConversionError(node_label(node), node.op_type, reason, remedy)
+        self._memo[key] = best
+        return best
+
+    def _try(self, node: ir.Node, decomposition, stack: tuple) -> _Form | None:
+        scratch = Scratch(node, self.opset, self.ir_version)
+        what = apply_decomposition(
+            scratch.node,
+            decomposition,
+            self.opset,
+            in_function=self.in_function,
+            counter=self.counter,
+        )
+        if what is None:
+            return None
+        scratch.check_and_infer()
+        steps = [decomposition.name]
+        for inner in list(ir.traversal.RecursiveGraphIterator(scratch.graph)):
+            if inner.graph is None or self.profile.rejection(inner, self.opset) is None:
+                continue
+            try:
+                sub = self.legal_form(inner, stack)
+            except ConversionError as error:
+                raise ConversionError(
+                    node_label(node),
+                    node.op_type,
+                    f"it leaves {inner.op_type}, and {error.reason}",
+                    error.remedy,
+                ) from None
+            splice(sub.graph.clone(), mirrors_of(inner), inner, self.namer)
+            steps.extend(s for s in sub.steps if s not in steps)
+        reference = cost.reference_size(node)
+        size = sum(1 for _ in ir.traversal.RecursiveGraphIterator(scratch.graph))
+        return _Form(scratch.graph, cost.graph_cost(scratch.graph, reference), tuple(steps), size)
+
+
+def _failure(
+    profile: Profile,
+    node: ir.Node,
+    opset: int,
+    rejection: str | None,
+    failures: list[tuple[str, str]],
+) -> tuple[str, str]:
+    tried = "; ".join(f"{name}: {why}" for name, why in failures) or "none applies to this op"
+    reason = (
+        f"profile {profile.name!r} does not accept it ({rejection}), and no exact rewrite "
+        f"that it accepts exists at opset {opset} (tried {tried})"
+    )
+    remedy = (
+        f"a profile that accepts this {node.op_type} node, or one that accepts the ops the "
+        "rewrites above need"
+    )
+    return reason, remedy
+
+
+def _min_ir_version(opset: int) -> int:
+    try:
+        return onnx.helper.find_min_ir_version_for([onnx.helper.make_opsetid("", opset)])
+    except ValueError:
+        return 3
+
+
+def legalize(model: ir.Model, profile: Profile) -> list[Lowering]:
+    """Run LegalizePass on `model` in place and return what it rewrote."""
+    legalize_pass = LegalizePass(profile)
+    legalize_pass(model)
+    return legalize_pass.lowerings
+
+
+__all__ = ["BY_NAME", "LegalizePass", "Lowering", "Profile", "apply_decomposition", "legalize"]

@@ -1,0 +1,96 @@
+"""The cost model that ranks exact rewrites: node count weighted by measured latency.
+
+    cost(form) = Σ over its nodes (subgraph bodies included) of
+                 WEIGHTS[op] × elements(output) / elements(reference)
+
+`WEIGHTS` is each op's onnxruntime CPU latency on a float32 [64, 4096] tensor (two inputs of
+that shape for binary ops, one reduction over the last axis for reductions), divided by
+Add's; `benchmarks/decompose_latency.py --weights` measures and prints it, and its
+RESULTS.md section records the run these figures come from. Ops that are not listed weigh
+`DEFAULT_WEIGHT`. The reference is the largest static input of the node being rewritten, so
+that the levels of a Slice tree, which halve, cost less and less; an output of unknown size
+counts as the reference. Shape arithmetic (Shape, Gather of a shape, Constant, ...) costs
+almost nothing, as in onnxruntime. A Loop costs `LOOP_OVERHEAD` plus its body `LOOP_TRIPS`
+times (its trip count is not known statically).
+"""
+
+from __future__ import annotations
+
+import math
+
+import onnx_ir as ir
+
+# Measured by benchmarks/decompose_latency.py --weights (see its RESULTS.md section).
+WEIGHTS: dict[str, float] = {
+    "Add": 1.0,
+    "Sub": 1.0,
+    "Mul": 1.0,
+    "Max": 1.0,
+    "Min": 1.0,
+    "Where": 1.5,
+    "Greater": 1.0,
+    "Less": 1.0,
+    "Equal": 1.0,
+    "IsNaN": 0.7,
+    "Or": 0.4,
+    "And": 0.4,
+    "Not": 0.3,
+    "Cast": 0.8,
+    "Clip": 0.8,
+    "Slice": 0.5,
+    "Concat": 1.0,
+    "Tile": 1.0,
+    "Expand": 1.0,
+    "Gather": 1.0,
+    "Identity": 0.3,
+    "Unsqueeze": 0.3,
+    "Squeeze": 0.3,
+    "Reshape": 0.3,
+    "ReduceMax": 1.0,
+    "ReduceMin": 1.0,
+    "ReduceSum": 1.0,
+    "ArgMax": 1.0,
+    "Range": 0.1,
+    "Shape": 0.0,
+    "Size": 0.0,
+    "Constant": 0.0,
+}
+DEFAULT_WEIGHT = 1.0
+SMALL = 64  # outputs of at most this many elements are shape arithmetic: weight 1/20
+LOOP_OVERHEAD = 20.0
+LOOP_TRIPS = 16
+
+
+def elements(value: ir.Value | None) -> int | None:
+    if value is None or value.shape is None:
+        return None
+    if not all(isinstance(d, int) for d in value.shape):
+        return None
+    return math.prod(value.shape)
+
+
+def reference_size(node: ir.Node) -> int | None:
+    sizes = [elements(v) for v in node.inputs if v is not None]
+    known = [s for s in sizes if s is not None]
+    return max(known) if known else None
+
+
+def graph_cost(graph: ir.Graph, reference: int | None) -> float:
+    return sum(node_cost(node, reference) for node in graph)
+
+
+def node_cost(node: ir.Node, reference: int | None) -> float:
+    weight = WEIGHTS.get(node.op_type, DEFAULT_WEIGHT)
+    size = elements(node.outputs[0]) if node.outputs else None
+    if size is not None and size <= SMALL and (reference is None or reference > SMALL):
+        factor = 0.05
+    elif size is not None and reference:
+        factor = size / reference
+    else:
+        factor = 1.0
+    cost = weight * factor
+    for attr in node.attributes.values():
+        if attr.type == ir.AttributeType.GRAPH:
+            body = graph_cost(attr.value, reference)
+            cost += LOOP_OVERHEAD + LOOP_TRIPS * body if node.op_type == "Loop" else body
+    return cost

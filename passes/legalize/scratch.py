@@ -1,0 +1,235 @@
+"""One-node scratch models, where candidate rewrites are tried, and splicing the winner back.
+
+    Scratch(node): a model whose graph is a copy of `node` alone; each distinct input of the
+                   node becomes a graph input ("mirror"), or an initializer holding the same
+                   tensor when it is constant (so rewrites still see constant axes)
+    splice(form, node): the form's nodes go before `node` in its graph, the mirrors are
+                   replaced by the node's real inputs (also inside subgraph bodies), the
+                   form's outputs take over the node's output names, and `node` goes
+
+A rewrite tried in a scratch model cannot damage the real graph, and a form found for one
+node can be cloned for every node with the same signature (op, attributes, input types,
+shapes and constant values).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+
+import onnx
+import onnx_ir as ir
+from onnx_ir.passes.common import CheckerPass, ShapeInferencePass
+
+from passes.errors import ConversionError
+from passes.graph_utils import node_label, remove_if_orphaned
+
+MIRROR = "__mirror"
+
+
+def mirrors_of(node: ir.Node) -> list[ir.Value]:
+    """The distinct inputs of `node`, in order: what a Scratch's mirrors stand for."""
+    return list({id(v): v for v in node.inputs if v is not None}.values())
+
+
+class Scratch:
+    """A copy of `node` alone in a model at `opset`, to be rewritten freely."""
+
+    def __init__(self, node: ir.Node, opset: int, ir_version: int) -> None:
+        self.original = node
+        self.mirrors: list[ir.Value] = []
+        inputs, initializers, copies = [], [], {}
+        for value in node.inputs:
+            if value is None or id(value) in copies:
+                continue
+            tensor = ir.convenience.get_const_tensor(value)
+            mirror = ir.Value(
+                name=f"{MIRROR}{len(self.mirrors)}",
+                type=value.type,
+                shape=value.shape.copy() if value.shape is not None else None,
+                const_value=tensor,
+            )
+            copies[id(value)] = mirror
+            self.mirrors.append(value)
+            (initializers if tensor is not None else inputs).append(mirror)
+        self.node = ir.Node(
+            node.domain,
+            node.op_type,
+            [copies[id(v)] if v is not None else None for v in node.inputs],
+            [ir.Attr(a.name, a.type, a.value) for a in node.attributes.values()],
+            num_outputs=len(node.outputs),
+            name=node.name,
+        )
+        for i, (mine, theirs) in enumerate(zip(self.node.outputs, node.outputs)):
+            mine.name = f"__output{i}"
+            mine.type = theirs.type
+            mine.shape = theirs.shape.copy() if theirs.shape is not None else None
+        self.graph = ir.Graph(
+            inputs,
+            list(self.node.outputs),
+            nodes=[self.node],
+            initializers=initializers,
+            opset_imports={"": opset},
+            name="scratch",
+        )
+        self.model = ir.Model(self.graph, ir_version=ir_version)
+
+    def check_and_infer(self) -> None:
+        """Full onnx.checker (types included), then shape inference for the new values.
+
+        The checker wants shapes on a main graph's inputs and outputs; where the rank of a
+        mirror is unknown, strict shape inference alone checks the types and ops.
+        """
+        try:
+            if all(v.shape is not None for v in [*self.graph.inputs, *self.graph.outputs]):
+                CheckerPass(full_check=True)(self.model)
+            else:
+                onnx.shape_inference.infer_shapes(
+                    ir.serde.serialize_model(self.model), check_type=True, strict_mode=True
+                )
+        except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as error:
+            first = str(error).strip().splitlines()[0] if str(error).strip() else "invalid"
+            raise ConversionError(
+                node_label(self.original),
+                self.original.op_type,
+                f"the rewritten form is not valid ONNX at opset "
+                f"{self.graph.opset_imports['']} ({first})",
+                "a later target opset",
+            ) from None
+        ShapeInferencePass(strict_mode=False)(self.model)
+
+
+def signature(node: ir.Node, opset: int, in_function: bool) -> tuple:
+    """What a rewrite of `node` depends on: two nodes with equal signatures get equal forms."""
+    positions: dict[int, int] = {}
+    inputs = []
+    for value in node.inputs:
+        if value is None:
+            inputs.append(None)
+            continue
+        first = positions.setdefault(id(value), len(positions))
+        tensor = ir.convenience.get_const_tensor(value)
+        const = None
+        if tensor is not None:
+            const = hashlib.sha256(tensor.tobytes()).hexdigest() + str(tensor.shape)
+        inputs.append((first, value.dtype, _shape_key(value.shape), const))
+    attributes = []
+    for name, attr in sorted(node.attributes.items()):
+        if attr.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS):
+            attributes.append((name, id(attr.value)))  # never equal: no sharing of bodies
+        else:
+            attributes.append((name, repr(attr.value)))
+    outputs = tuple((v.dtype, _shape_key(v.shape)) for v in node.outputs)
+    return (
+        node.domain,
+        node.op_type,
+        opset,
+        in_function,
+        tuple(attributes),
+        tuple(inputs),
+        outputs,
+    )
+
+
+def _shape_key(shape: ir.Shape | None) -> tuple | None:
+    if shape is None:
+        return None
+    return tuple(d if isinstance(d, int) else str(d) for d in shape)
+
+
+class Namer:
+    """Fresh node and value names, unique in the whole model (subgraphs and functions too)."""
+
+    def __init__(self, model: ir.Model | None = None) -> None:
+        self._used: set[str] = set()
+        graphs = []
+        if model is not None:
+            graphs = [*model.graphs(), *(f.graph for f in model.functions.values())]
+        for graph in graphs:
+            for node in ir.traversal.RecursiveGraphIterator(graph):
+                self._used.add(node.name or "")
+                self._used.update(v.name or "" for v in node.outputs)
+            self._used.update(v.name or "" for v in graph.inputs)
+            self._used.update(graph.initializers)
+        self._counter = itertools.count()
+
+    def fresh(self, base: str) -> str:
+        while True:
+            name = f"{base}{next(self._counter)}"
+            if name not in self._used:
+                self._used.add(name)
+                return name
+
+    def rename(self, label: str, nodes: list[ir.Node], values: list[ir.Value]) -> None:
+        """Name every node, node output and subgraph input of `nodes` (recursively), and
+        `values`, after `label` (the node they replace)."""
+        for value in values:
+            value.name = self.fresh(f"{label}__const")
+        for node in _recursive(nodes):
+            node.name = self.fresh(f"{label}__{node.op_type.lower()}")
+            for i, value in enumerate(node.outputs):
+                value.name = f"{node.name}_out{i}" if len(node.outputs) > 1 else f"{node.name}_out"
+                self._used.add(value.name)
+            for attr in node.attributes.values():
+                for graph in _graphs_of(attr):
+                    for value in [*graph.inputs, *graph.initializers.values()]:
+                        value.name = self.fresh(f"{label}__body_in")
+
+
+def _graphs_of(attr: ir.Attr) -> list[ir.Graph]:
+    if attr.type == ir.AttributeType.GRAPH:
+        return [attr.value]
+    if attr.type == ir.AttributeType.GRAPHS:
+        return list(attr.value)
+    return []
+
+
+def _recursive(nodes: list[ir.Node]):
+    for node in nodes:
+        yield node
+        for attr in node.attributes.values():
+            for graph in _graphs_of(attr):
+                yield from _recursive(list(graph))
+
+
+def splice(form: ir.Graph, mirrors: list[ir.Value], node: ir.Node, namer: Namer) -> None:
+    """Replace `node` by the nodes of `form` (a Scratch graph, or a clone of one), whose
+    mirror values stand for `mirrors`, the node's distinct inputs in order."""
+    graph = node.graph
+    label = node_label(node)
+    by_name = {v.name: v for v in [*form.inputs, *form.initializers.values()]}
+    real_of = {
+        id(by_name[f"{MIRROR}{k}"]): real
+        for k, real in enumerate(mirrors)
+        if f"{MIRROR}{k}" in by_name
+    }
+    outputs = list(form.outputs)
+    form.outputs.clear()
+    new_nodes = list(form)
+    for new_node in new_nodes:
+        form.remove(new_node)
+    constants = [v for name, v in form.initializers.items() if not name.startswith(MIRROR)]
+    form.initializers.clear()
+    namer.rename(label, new_nodes, constants)
+    for value in constants:
+        graph.register_initializer(value)
+    graph.insert_before(node, new_nodes)
+    for k, real in enumerate(mirrors):
+        mirror = by_name.get(f"{MIRROR}{k}")
+        if mirror is not None:
+            ir.convenience.replace_all_uses_with(mirror, real)
+    for old, new in zip(node.outputs, outputs, strict=True):
+        new = real_of.get(id(new), new)  # the form passes an input through
+        if new.producer() is None or new.producer().graph is not graph:
+            identity = ir.node("Identity", [new], name=namer.fresh(f"{label}__identity"))
+            graph.insert_before(node, identity)
+            new = identity.outputs[0]
+        name, dtype, shape = old.name, old.dtype, old.shape
+        ir.convenience.replace_all_uses_with(old, new, replace_graph_outputs=True)
+        old.name = None
+        new.name = name
+        new.dtype = new.dtype or dtype
+        if shape is not None:
+            new.shape = shape
+    graph.remove(node, safe=True)
+    remove_if_orphaned(graph, *mirrors)
