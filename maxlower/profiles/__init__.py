@@ -1,0 +1,59 @@
+"""Backend profiles: what a deployment target accepts, as TOML data files in this package.
+
+    load_profile("tensorrt")            a shipped profile, by name
+    load_profile("path/to/mine.toml")   your own file (schema: README.md, "Lowering and
+                                        profiles")
+    shipped_profiles()                  {name: Profile} of the files here
+
+`Profile.rejection(node, opset)` is what `passes.legalize.LegalizePass` asks.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from maxlower.profiles.rules import OpRule, Profile, ProfileError, parse_profile
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+PROFILE_DIR = Path(__file__).parent
+
+
+def shipped_profiles() -> dict[str, Profile]:
+    """Every profile file in the package, by name, sorted."""
+    profiles = (load_profile(path) for path in sorted(PROFILE_DIR.glob("*.toml")))
+    return {profile.name: profile for profile in profiles}
+
+
+def load_profile(profile: str | Path | Profile) -> Profile:
+    """A shipped profile by name, or a profile file by path (anything ending in .toml or
+    containing a path separator is a path)."""
+    if isinstance(profile, Profile):
+        return profile
+    text = str(profile)
+    if text.endswith(".toml") or "/" in text or "\\" in text:
+        path = Path(text)
+    else:
+        path = PROFILE_DIR / f"{text}.toml"
+        if not path.is_file():
+            names = ", ".join(p.stem for p in sorted(PROFILE_DIR.glob("*.toml")))
+            raise ProfileError(
+                f"no profile named {text!r}; shipped profiles: {names} "
+                "(or give the path of a .toml file)"
+            )
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ProfileError(f"{path}: no such profile file") from None
+    except OSError as error:
+        raise ProfileError(f"{path}: cannot read ({error.strerror or error})") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ProfileError(f"{path}: not valid TOML ({error})") from None
+    return parse_profile(data, path.stem, path)
+
+
+__all__ = ["OpRule", "Profile", "ProfileError", "load_profile", "shipped_profiles"]
