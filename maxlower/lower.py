@@ -26,8 +26,8 @@ from maxlower.api import (
     convert_ir_model,
 )
 from maxlower.profiles import Profile, ProfileError, load_profile
+from passes.function_types import InferFunctionTypesPass
 from passes.legalize import LegalizePass, Lowering
-from passes.legalize.function_types import type_function_bodies
 from passes.version.convert import Rewrite
 
 ProfileLike = str | Path | Profile
@@ -64,7 +64,7 @@ def lower_ir_model(model: ir.Model, profile: ProfileLike) -> list[Lowering]:
             f"the input model fails onnx.checker (full check): {first_line}"
         ) from None
     ShapeInferencePass(strict_mode=False)(model)
-    type_function_bodies(model)
+    InferFunctionTypesPass()(model)  # function bodies get the types their calls imply
     legalize = LegalizePass(profile)
     legalize(model)
     if legalize.lowerings:
