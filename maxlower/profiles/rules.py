@@ -19,6 +19,7 @@ from pathlib import Path
 import onnx
 import onnx_ir as ir
 
+from maxlower.api import InvalidModelError
 from passes.builder import FAMILY
 from passes.decompose.max import same_shapes
 from passes.decompose.reduce_max import read_axes, reduces_nonempty_set
@@ -45,8 +46,9 @@ TYPE_NAMES: dict[str, DT] = {
 KERNEL_SOURCES = ("onnxruntime-cpu",)
 
 
-class ProfileError(ValueError):
-    """A profile file that cannot be read or does not follow the schema."""
+class ProfileError(InvalidModelError):
+    """A profile that does not exist, cannot be read or does not follow the schema (bad
+    input, like an unusable model: exit code 2 on the command line)."""
 
 
 @dataclasses.dataclass(frozen=True)
