@@ -1,0 +1,46 @@
+"""benchmarks/verify_cost.py: the quick run writes its section, keeps the others, and its
+figures and verdicts mean what they say."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "benchmarks" / "verify_cost.py"
+START, END = "<!-- verify-cost:start -->", "<!-- verify-cost:end -->"
+
+
+def test_quick_run_writes_its_section(tmp_path: Path):
+    results = tmp_path / "RESULTS.md"
+    results.write_text(f"# Benchmark results\n\nkeep me\n\n{START}\nstale\n{END}\n\nkeep me too\n")
+    process = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick", "--jobs", "2", "--results", str(results)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert process.returncode == 0, process.stdout[-2000:] + process.stderr[-3000:]
+    text = results.read_text()
+    assert text.count(START) == text.count(END) == 1
+    assert "stale" not in text and "keep me\n" in text and "keep me too" in text
+    section = text[text.index(START) : text.index(END)]
+    assert "A: 100 nodes at opset 18" in section and "input float32 [256, 1024]" in section
+    assert "verdict equivalent" in section
+    ratios = re.findall(r"\| ([\d.]+ m?s) \| (\d+)× \|", section)
+    assert len(ratios) == 2 and all(int(ratio) >= 1 for _, ratio in ratios)
+    conformance = re.search(
+        r"\| (\d+) correct conversions .*? \| (\d+) \| (\d+) \| (\d+) \| "
+        r"(\d+) \|",
+        section,
+    )
+    pairs, verifications, equivalent, different, inconclusive = map(int, conformance.groups())
+    assert pairs > 0 and verifications == equivalent == pairs and different == inconclusive == 0
+    mutants = re.search(r"\| (\d+) planted bugs .*? \| (\d+) \| (\d+) \| (\d+) \|", section)
+    count, verified, equivalent, different = map(int, mutants.groups())
+    assert count >= 12 and verified == different == count and equivalent == 0
+    assert "missed with some seed: none" in section
