@@ -14,6 +14,12 @@ A golden file holds cases in this form (MLIR-test style):
 or, for a negative case, `// ---- error: <substring of the ConversionError>` instead of the
 expect block. `feed` lines give fixed values for inputs (e.g. axes); the others are random.
 
+A lowering case runs `maxlower.lower` instead of `convert`: in place of `// target:` it says
+`// lower: PROFILE` (a shipped profile) or `// profile: <[ops.*] rules as one-line TOML>`,
+e.g. `// profile: ops = { Max = { absent = true } }`, and may add `// steps: a, b`, the
+decompositions the lowering must use. `load_cases(path)` returns the conversion cases and
+`load_cases(path, lowering=True)` the lowering ones (tests/test_decompose_golden.py).
+
 Run `python -m tests.golden tests/golden/FILE.onnxtxt` to rewrite the expect blocks from the
 current converter (then read the diff: that is the review).
 """
@@ -25,6 +31,11 @@ import dataclasses
 import re
 import sys
 from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 import numpy as np
 import onnx
@@ -38,26 +49,54 @@ _HEADER = re.compile(r"^// ---- case: (\S+)\s*$", re.M)
 class GoldenCase:
     name: str
     intent: str
-    target: int
+    target: int | None
     source_text: str
     expected_text: str | None
     error: str | None
     feeds: dict[str, np.ndarray]
     no_run: str | None = None  # why the case is compared as text only (e.g. huge dims)
+    lower: str | None = None  # a shipped profile: the case runs maxlower.lower
+    profile_text: str | None = None  # or a one-line TOML profile of its own
+    steps: tuple[str, ...] = ()  # decompositions a lowering case must use
 
     def source_model(self) -> onnx.ModelProto:
         return onnx.parser.parse_model(self.source_text)
 
+    @property
+    def is_lowering(self) -> bool:
+        return self.lower is not None or self.profile_text is not None
 
-def load_cases(path: Path) -> list[GoldenCase]:
+    def profile(self):
+        """The case's profile (a maxlower.profiles.Profile), for lowering cases."""
+        from maxlower.profiles import load_profile
+        from maxlower.profiles.rules import parse_profile
+
+        if self.lower is not None:
+            return load_profile(self.lower)
+        data = tomllib.loads(f'description = "golden case {self.name}"\n{self.profile_text}')
+        return parse_profile(data, self.name, None)
+
+    def run(self) -> onnx.ModelProto:
+        """The case's rewrite of its source: maxlower.lower or maxlower.convert."""
+        import maxlower
+        from maxlower.lower import lower
+
+        if self.is_lowering:
+            return lower(self.source_model(), self.profile())
+        return maxlower.convert(self.source_model(), self.target)
+
+
+def load_cases(path: Path, lowering: bool = False) -> list[GoldenCase]:
+    """The conversion cases of a golden file, or with `lowering` its lowering cases."""
     text = path.read_text()
     starts = [m.start() for m in _HEADER.finditer(text)]
-    return [_parse_case(text[a:b]) for a, b in zip(starts, [*starts[1:], len(text)])]
+    cases = [_parse_case(text[a:b]) for a, b in zip(starts, [*starts[1:], len(text)])]
+    return [case for case in cases if case.is_lowering == lowering]
 
 
 def _parse_case(block: str) -> GoldenCase:
     name = _HEADER.match(block).group(1)
-    meta = dict(re.findall(r"^// (intent|target|no-run): (.*)$", block, re.M))
+    meta = dict(re.findall(r"^// (intent|target|no-run|lower|profile|steps): (.*)$", block, re.M))
     feeds = {
         k: np.array(ast.literal_eval(v), dtype=np.int64)
         for k, v in re.findall(r"^// feed: (\w+) = (.*)$", block, re.M)
@@ -69,12 +108,15 @@ def _parse_case(block: str) -> GoldenCase:
     case = GoldenCase(
         name,
         meta.get("intent", ""),
-        int(meta["target"]),
+        int(meta["target"]) if "target" in meta else None,
         source.strip(),
         expected.strip() or None,
         error.group(1).strip() if error else None,
         feeds,
         meta.get("no-run"),
+        meta.get("lower"),
+        meta.get("profile"),
+        tuple(s.strip() for s in meta.get("steps", "").split(",") if s.strip()),
     )
     return case
 
@@ -156,9 +198,8 @@ def random_feeds(
 
 
 def update_file(path: Path) -> None:
-    """Rewrite every expect block of `path` from the current converter, case by case."""
-    import maxlower
-
+    """Rewrite every expect block of `path` from the current converter (or lowering), case by
+    case."""
     text = path.read_text()
     starts = [m.start() for m in _HEADER.finditer(text)]
     blocks = [text[: starts[0]]] if starts else [text]
@@ -166,8 +207,7 @@ def update_file(path: Path) -> None:
         block = re.sub(r"// ---- expect\n.*", "", text[a:b], flags=re.S).rstrip() + "\n"
         case = _parse_case(block)
         if not case.error:
-            converted = maxlower.convert(case.source_model(), case.target)
-            block += f"// ---- expect\n{canonical_text(converted).strip()}\n"
+            block += f"// ---- expect\n{canonical_text(case.run()).strip()}\n"
         blocks.append(block + "\n")
     path.write_text("".join(blocks).rstrip() + "\n")
 
