@@ -19,6 +19,7 @@ from __future__ import annotations
 import onnx
 import onnx.inliner
 import onnx_ir as ir
+from onnx_ir.passes.common import RemoveUnusedNodesPass
 
 from passes.version.one_node import ConvertModel, first_line, one_node_model, splice
 
@@ -87,7 +88,9 @@ def _inlined_model(node: ir.Node, version: int, source: int, body_opset: int) ->
     inlined.ClearField("functions")
     del inlined.opset_import[:]
     inlined.opset_import.append(onnx.helper.make_opsetid("", body_opset))
-    return ir.serde.deserialize_model(inlined)
+    model = ir.serde.deserialize_model(inlined)
+    RemoveUnusedNodesPass()(model)  # what only the node's absent outputs (Mean, ...) needed
+    return model
 
 
 def _add_attribute_defaults(function: onnx.FunctionProto, schema, call: onnx.NodeProto) -> None:

@@ -14,6 +14,7 @@ element type. Inside functions, which have no initializers, constants become Con
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 
 import onnx
@@ -22,6 +23,9 @@ import onnx_ir as ir
 
 from passes.errors import ConversionError
 from passes.graph_utils import node_label, remove_if_orphaned
+
+# Prefixes for what replaces an unnamed node (the converter's own names, _v_4, repeat).
+_UNNAMED = itertools.count()
 
 # (small model, default-domain opset its nodes are at) → converted in place to the target
 ConvertModel = Callable[[ir.Model, int], None]
@@ -104,7 +108,7 @@ def splice(node: ir.Node, converted: ir.Model, in_function: bool) -> None:
     _check_output_types(node, converted)
     outer = {v.name: v for v in node.inputs if v is not None}
     graph = node.graph
-    prefix = node_label(node)
+    prefix = node.name or f"{node.op_type.lower()}{next(_UNNAMED)}"
     new_nodes = list(converted.graph)
     constants = []
     for value in list(converted.graph.inputs) + list(converted.graph.initializers.values()):

@@ -129,7 +129,7 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
         modified = drop_unused_outputs(node, old_schema)
 
         def convert_small(small: ir.Model, small_opset: int) -> None:
-            _convert_small_model(small, small_opset, target, family_opset)
+            convert_small_model(small, small_opset, target, family_opset)
 
         if new is not None:
             new_schema = onnx.defs.get_schema(node.op_type, new, "")
@@ -185,7 +185,7 @@ def _relabel_problem(node: ir.Node, old: int, target: int, ir_version: int) -> s
     return None if problem is None else f"{node.op_type}-{new} does not accept it ({problem})"
 
 
-def _convert_small_model(model: ir.Model, opset: int, target: int, family_opset: int) -> None:
+def convert_small_model(model: ir.Model, opset: int, target: int, family_opset: int) -> None:
     """Convert a model holding an expanded body (at `opset`) for splicing: other ops to
     `target`, family nodes to `family_opset` (the opset of the graph it goes into)."""
     ShapeInferencePass(strict_mode=False)(model)
@@ -208,7 +208,7 @@ def reachable_opsets(node: ir.Node, source: int) -> tuple[int, int]:
             return False
         model = ir.serde.deserialize_model(proto)
         try:
-            _convert_small_model(model, source, opset, opset)
+            convert_small_model(model, source, opset, opset)
             onnx.checker.check_model(ir.serde.serialize_model(model), full_check=True)
         except Exception:
             return False
