@@ -305,9 +305,12 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as directory:
         cost = measure_cost(args.rounds, Path(directory))
     judged = None if args.no_sweep else sweep(args.seeds, args.jobs, args.quick)
-    command = "python benchmarks/verify_cost.py" + (
-        " " + " ".join(argv or sys.argv[1:]) if (argv or sys.argv[1:]) else ""
-    )
+    shown = [
+        a
+        for a in (argv if argv is not None else sys.argv[1:])
+        if a != "--results" and not a.endswith(".md")
+    ]  # where it wrote is not how
+    command = " ".join(["python benchmarks/verify_cost.py", *shown])
     text = render(cost, judged, command)
     write_section(args.results, text)
     print(text)

@@ -61,10 +61,10 @@ def _model(opset: int, signature: str, body: str) -> str:
     return f'<ir_version: 8, opset_import: ["" : {opset}]>\nm {signature}\n{{\n{body}\n}}'
 
 
-def _forget_shape(value: ir.Value) -> None:
-    """A rewrite that changes the output's shape also leaves its declared shape behind;
-    dropping it lets shape inference (and the checker) accept the wrong model."""
-    value.shape = None
+def _declare_shape(value: ir.Value, shape: ir.Shape | None) -> None:
+    """A rewrite that changes the output's shape declares what it computes (the declared
+    shape that `replace_node` carries over would contradict it, and the checker says so)."""
+    value.shape = None if shape is None else ir.Shape(list(shape))
 
 
 # -- ArgMax -------------------------------------------------------------------------------
@@ -80,12 +80,16 @@ def _swap_tie_breaking(node: ir.Node, b: Builder) -> str | None:
 
 
 def _argmax_reversal_without_keepdims(node: ir.Node, b: Builder) -> str | None:
+    shape = node.inputs[0].shape
+    kept = None if shape is None else [*shape]
+    if kept is not None:
+        kept[node.attributes.get_int("axis", 0)] = 1
     what = arg_max.select_last_index_to_reversal(node, b)
     for inner in b.nodes:
         if inner.op_type == "ArgMax":
             inner.attributes.pop("keepdims", None)  # "ArgMax keeps dims by default anyway"
     if b.nodes:
-        _forget_shape(b.nodes[-1].outputs[0])
+        _declare_shape(b.nodes[-1].outputs[0], kept)
     return what
 
 
@@ -153,7 +157,7 @@ def _size_one_reduction_is_identity(node: ir.Node, b: Builder) -> str | None:
     if axes and x.shape is not None and all(x.shape[a] == 1 for a in axes):
         result = b.op("Identity", [x], dtype=x.dtype)
         replace_node(node, result)
-        _forget_shape(result)
+        _declare_shape(result, x.shape)
         return "reducing only size-1 axes is the identity"
     return reduce_max.axes_input_to_attribute(node, b)
 

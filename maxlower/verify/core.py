@@ -37,7 +37,7 @@ from maxlower.verify.report import (
     TrialResult,
     VerifyReport,
 )
-from maxlower.verify.runner import ModelRunner, exposed, run_exposed
+from maxlower.verify.runner import ExposedRunner, ModelRunner
 
 ModelInput = onnx.ModelProto | ir.Model | str | os.PathLike
 _NAN_UNSPECIFIED = {"ReduceMax", "ArgMax"}
@@ -178,10 +178,11 @@ class _Session:
     def _localise(self, trial: Trial, ref_runner: str, cand_runner: str) -> list[Divergence] | None:
         """The roots of the differences of one trial, in the reference's node order."""
         if self._exposed is None:
-            self._exposed = [exposed(p) for p in self.protos]
-        (ref_model, ref_nodes), (cand_model, cand_nodes) = self._exposed
-        ref_values = run_exposed(ref_model, ref_runner, trial.feeds)
-        cand_values = run_exposed(cand_model, cand_runner, trial.feeds)
+            self._exposed = [ExposedRunner(p) for p in self.protos]
+        reference, candidate = self._exposed
+        ref_nodes, cand_nodes = reference.nodes, candidate.nodes
+        ref_values = reference.values(ref_runner, trial.feeds)
+        cand_values = candidate.values(cand_runner, trial.feeds)
         if ref_values is None or cand_values is None:
             return None
         producers = {name: node for node in cand_nodes for name in node.output if name}

@@ -103,17 +103,23 @@ def exposed(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[onnx.NodeProt
     return proto, list(proto.graph.node)
 
 
-def run_exposed(
-    model: onnx.ModelProto, runner: str, feeds: dict[str, np.ndarray]
-) -> dict[str, np.ndarray] | None:
-    """Every main-graph value of one run of the exposed model, by name; None if it fails."""
-    try:
-        if runner == ONNXRUNTIME:
-            outputs = _session(model).run(None, feeds)
-        else:
+class ExposedRunner:
+    """A model with every main-graph value exposed (`exposed`), run with a chosen runner;
+    each runner is made once."""
+
+    def __init__(self, model: onnx.ModelProto) -> None:
+        self.model, self.nodes = exposed(model)
+        self._made: dict[str, object] = {}
+
+    def values(self, runner: str, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray] | None:
+        """Every main-graph value of one run, by name (feeds included); None if it fails."""
+        try:
+            if runner not in self._made:
+                make = _session if runner == ONNXRUNTIME else _evaluator
+                self._made[runner] = make(self.model)
             with np.errstate(all="ignore"):
-                outputs = _evaluator(model).run(None, feeds)
-    except Exception:
-        return None
-    values = {o.name: np.asarray(v) for o, v in zip(model.graph.output, outputs)}
-    return {**feeds, **values}
+                outputs = self._made[runner].run(None, feeds)
+        except Exception:
+            return None
+        values = {o.name: np.asarray(v) for o, v in zip(self.model.graph.output, outputs)}
+        return {**feeds, **values}
