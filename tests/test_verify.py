@@ -455,3 +455,18 @@ def test_verify_accepts_paths_ir_models_and_protos(tmp_path: pathlib.Path):
     assert maxlower.verify(proto, ir.serde.serialize_model(converted)).ok
     with pytest.raises(InvalidModelError, match="no such file"):
         maxlower.verify(tmp_path / "missing.onnx", proto)
+
+
+def test_per_trial_fallback_is_reported():
+    # onnxruntime loads bool ReduceMax but fails on an empty set (the N=0... M=0 trial).
+    model = parse(
+        "(bool[N, M] x) => (bool[N] y) {"
+        "  axes = Constant <value = int64[1] {1}> ()\n"
+        "  y = ReduceMax <keepdims = 0> (x, axes) }",
+        opset=20,
+    )
+    report = maxlower.verify(model, model)
+    assert report.ok, report.summary()
+    counts = report.runners("reference")
+    assert counts["onnx.reference"] >= 1 and counts["onnxruntime"] >= 1
+    assert any("empty set with bool type" in n and "onnx.reference" in n for n in report.notes)

@@ -222,6 +222,12 @@ class _Session:
             elif output.first_unspecified is not None:
                 output.status = "unspecified"
         ran = [t for t in report.trials if t.status != "skipped"]
+        for side, runner in zip(("reference", "candidate"), self.runners):
+            if runner.run_error:
+                report.notes.append(
+                    f"onnxruntime failed on some trials of the {side} model (first: "
+                    f"{runner.run_error}); those ran in onnx.reference"
+                )
         if self.skipped:
             trial, error = self.skipped[0]
             report.notes.append(

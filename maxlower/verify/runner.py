@@ -42,6 +42,7 @@ class ModelRunner:
     def __init__(self, model: onnx.ModelProto) -> None:
         self.model = model
         self.load_error: str | None = None
+        self.run_error: str | None = None  # the first run onnxruntime failed and reference did
         self._session = None
         self._evaluator = None
         try:
@@ -58,7 +59,10 @@ class ModelRunner:
                 ort_error = one_line(error)
         try:
             with np.errstate(all="ignore"):  # NaN and inf are what the trials are made of
-                return Outcome(self._reference().run(None, feeds), REFERENCE)
+                outputs = self._reference().run(None, feeds)
+            if self._session is not None and self.run_error is None:
+                self.run_error = ort_error
+            return Outcome(outputs, REFERENCE)
         except Exception as error:
             return Outcome(
                 None,
