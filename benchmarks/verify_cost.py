@@ -137,6 +137,7 @@ def measure_cost(rounds: int, directory: Path) -> dict:
         "status": report.status,
         "trials": len({t.index for t in report.trials}),
         "runs": report.runs,
+        "localised": sum(t.status != "equal" for t in report.trials),
         "nodes": (len(reference.graph.node), len(candidate.graph.node)),
     }
 
@@ -233,9 +234,12 @@ def render(cost: dict, judged: dict | None, command: str) -> str:
         f"| one onnxruntime `session.run` of B | {_ms(m['run_b'])} | |",
         "",
         f"Per trial the verifier runs each model once ({cost['runs']} runs each), so the floor "
-        f"is {cost['runs']} × (run A + run B) = {_ms(cost['runs'] * both)}; the rest is making "
-        "two sessions, generating 1 MiB of inputs per trial and comparing outputs (and, for "
-        "the command, starting Python and importing onnx, onnx_ir and onnxruntime).",
+        f"is {cost['runs']} × (run A + run B) = {_ms(cost['runs'] * both)}. The rest: making "
+        "two sessions, generating 1 MiB of inputs per trial, comparing outputs, and in the "
+        f"{cost['localised']} trial(s) where outputs differed (NaN reaching an ArgMax, which "
+        "ONNX leaves unspecified) running both models again with every value exposed to find "
+        "the first diverging node and classify the difference; for the command also starting "
+        "Python and importing onnx, onnx_ir and onnxruntime.",
     ]
     if judged is not None:
         c, mut = judged["conformance"], judged["mutants"]
