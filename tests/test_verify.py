@@ -470,3 +470,25 @@ def test_per_trial_fallback_is_reported():
     counts = report.runners("reference")
     assert counts["onnx.reference"] >= 1 and counts["onnxruntime"] >= 1
     assert any("empty set with bool type" in n and "onnx.reference" in n for n in report.notes)
+
+
+def test_a_real_root_is_shown_before_an_earlier_nan_root():
+    reference = parse(
+        "(float[N, 4] x, float[N, 4] z) => (int64[N] k, float[N, 4] m) {"
+        "  k = ArgMax <axis = 1, keepdims = 0, select_last_index = 1> (x)\n"
+        "  m = Max(x, z) }",
+        opset=13,
+    )
+    candidate = maxlower.convert(reference, 11)  # ArgMax reversed: NaN lands differently
+    for node in candidate.graph.node:
+        if node.op_type == "Max":
+            node.op_type = "Min"
+    # onnxruntime's ArgMax gives 0 on the original and 2 on the reversed form here.
+    feeds = {
+        "x": np.array([[np.nan, 1, 2, 0]], np.float32),
+        "z": np.array([[0, 0, 0, 5]], np.float32),
+    }
+    report = maxlower.verify(reference, candidate, inputs=feeds)
+    assert report.status == "different"
+    assert report.outputs[0].status == "different"  # the trial differs for real: no split
+    assert report.divergence.value == "m" and not report.divergence.unspecified

@@ -157,8 +157,10 @@ class _Session:
                 self._add_real(output, trial, comparison)
         if divergence:
             attribute = "unspecified_divergence" if unspecified else "divergence"
+            # A real difference is shown at its first real root, not at a NaN one before it.
+            shown = next((d for d in divergence if not d.unspecified), divergence[0])
             if getattr(self.report, attribute) is None:
-                setattr(self.report, attribute, divergence[0])
+                setattr(self.report, attribute, shown)
 
     def _add_real(
         self, output: OutputResult, trial: Trial, comparison: Comparison, message: str | None = None
