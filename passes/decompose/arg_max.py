@@ -78,7 +78,7 @@ def to_reduce_max(node: ir.Node, b: Builder) -> str:
     if length is not None:
         positions = np.arange(length, dtype=np.int64)
         position = b.const((positions[::-1] if last else positions).reshape([length, *trailing]))
-        last_position = b.const(np.array(length - 1, dtype=np.int64))
+        last_position = b.const(np.array(length - 1, dtype=np.int64)) if last else None
     else:
         b.require("Range")
         shape = b.op("Shape", [x], dtype=DT.INT64, shape=ir.Shape([rank]))

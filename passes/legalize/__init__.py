@@ -33,7 +33,7 @@ from passes.errors import ConversionError
 from passes.graph_utils import containers, node_label
 from passes.legalize import cost
 from passes.legalize.apply import apply_decomposition
-from passes.legalize.scratch import Namer, Scratch, mirrors_of, signature, splice
+from passes.legalize.scratch import MIRROR, Namer, Scratch, mirrors_of, signature, splice
 
 
 class Profile(Protocol):
@@ -117,14 +117,16 @@ class _Planner:
         self.ir_version = max(ir_version, _min_ir_version(opset), 4)
         self.counter = itertools.count()
         self.namer = Namer()  # scratch names only need to be unique; the final splice renames
-        self._memo: dict[tuple, _Form | tuple[str, str, str]] = {}
+        self._memo: dict[tuple, _Form | _NoForm] = {}
         self._cycles = 0
 
     def legal_form(self, node: ir.Node, stack: tuple = ()) -> _Form:
         key = signature(node, self.opset, self.in_function)
         cached = self._memo.get(key)
-        if isinstance(cached, tuple):
-            raise ConversionError(node_label(node), node.op_type, *cached[:2])
+        if isinstance(cached, _NoForm):
+            raise _NoForm(
+                node_label(node), node.op_type, cached.reason, cached.remedy, cached.missing
+            )
         if cached is not None:
             return cached
         ops = [op for _, op in stack]
@@ -136,23 +138,32 @@ class _Planner:
         cycles_before = self._cycles
         rejection = self.profile.rejection(node, self.opset)
         failures: list[tuple[str, str]] = []
+        missing = {f"{ACCEPTS}{node.op_type} ({rejection})"}
         best: _Form | None = None
         for decomposition in DECOMPOSITIONS.get(node.op_type, []):
             try:
                 form = self._try(node, decomposition, (*stack, (key, node.op_type)))
-            except ConversionError as error:
-                failures.append((decomposition.name, error.reason))
-                continue
             except _Cycle:
-                failures.append((decomposition.name, "it leads back to the same node"))
+                continue  # the rewrite needs an op that is being rewritten away already
+            except ConversionError as error:
+                failures.append((decomposition.name, _real_names(error.reason, node)))
+                missing |= getattr(error, "missing", {error.remedy})
                 continue
             if form is not None and (best is None or form.cost < best.cost):
                 best = form
         if best is None:
-            reason, remedy = _failure(self.profile, node, self.opset, rejection, failures)
+            tried = "; ".join(f"{name}: {why}" for name, why in failures) or "none applies"
+            error = _NoForm(
+                node_label(node),
+                node.op_type,
+                f"profile {self.profile.name!r} does not accept it ({rejection}), and no exact "
+                f"rewrite it accepts exists at opset {self.opset} (tried {tried})",
+                _remedy(missing),
+                missing,
+            )
             if self._cycles == cycles_before:  # else the failure depends on the path here
-                self._memo[key] = (reason, remedy, "")
-            raise ConversionError(node_label(node), node.op_type, reason, remedy)
+                self._memo[key] = error
+            raise error
         self._memo[key] = best
         return best
 
@@ -170,16 +181,18 @@ class _Planner:
         scratch.check_and_infer()
         steps = [decomposition.name]
         for inner in list(ir.traversal.RecursiveGraphIterator(scratch.graph)):
-            if inner.graph is None or self.profile.rejection(inner, self.opset) is None:
+            rejection = None if inner.graph is None else self.profile.rejection(inner, self.opset)
+            if rejection is None:
                 continue
             try:
                 sub = self.legal_form(inner, stack)
             except ConversionError as error:
-                raise ConversionError(
+                raise _NoForm(
                     node_label(node),
                     node.op_type,
-                    f"it leaves {inner.op_type}, and {error.reason}",
+                    f"it leaves {inner.op_type} ({rejection}), which no rewrite fits either",
                     error.remedy,
+                    getattr(error, "missing", {error.remedy}),
                 ) from None
             splice(sub.graph.clone(), mirrors_of(inner), inner, self.namer)
             steps.extend(s for s in sub.steps if s not in steps)
@@ -188,23 +201,30 @@ class _Planner:
         return _Form(scratch.graph, cost.graph_cost(scratch.graph, reference), tuple(steps), size)
 
 
-def _failure(
-    profile: Profile,
-    node: ir.Node,
-    opset: int,
-    rejection: str | None,
-    failures: list[tuple[str, str]],
-) -> tuple[str, str]:
-    tried = "; ".join(f"{name}: {why}" for name, why in failures) or "none applies to this op"
-    reason = (
-        f"profile {profile.name!r} does not accept it ({rejection}), and no exact rewrite "
-        f"that it accepts exists at opset {opset} (tried {tried})"
+class _NoForm(ConversionError):
+    """No legal form; `missing` lists what the profile (or the opset) would need."""
+
+    def __init__(self, node_name, op_type, reason, remedy, missing: set[str]) -> None:
+        super().__init__(node_name, op_type, reason, remedy)
+        self.missing = missing
+
+
+ACCEPTS = "accepts "  # marks, in `missing`, what the profile lacks (the rest are remedies)
+
+
+def _remedy(missing: set[str]) -> str:
+    accepts = sorted(m.removeprefix(ACCEPTS) for m in missing if m.startswith(ACCEPTS))
+    others = sorted(m for m in missing if not m.startswith(ACCEPTS))
+    return "; or: ".join(
+        ([f"a profile that accepts {' or '.join(accepts)}"] if accepts else []) + others
     )
-    remedy = (
-        f"a profile that accepts this {node.op_type} node, or one that accepts the ops the "
-        "rewrites above need"
-    )
-    return reason, remedy
+
+
+def _real_names(text: str, node: ir.Node) -> str:
+    """Scratch copies call the node's inputs __mirror0, __mirror1, ...: say their names."""
+    for k, value in reversed(list(enumerate(mirrors_of(node)))):
+        text = text.replace(f"'{MIRROR}{k}'", repr(value.name))
+    return text
 
 
 def _min_ir_version(opset: int) -> int:

@@ -8,10 +8,10 @@ that shape for binary ops, one reduction over the last axis for reductions), div
 Add's; `benchmarks/decompose_latency.py --weights` measures and prints it, and its
 RESULTS.md section records the run these figures come from. Ops that are not listed weigh
 `DEFAULT_WEIGHT`. The reference is the largest static input of the node being rewritten, so
-that the levels of a Slice tree, which halve, cost less and less; an output of unknown size
-counts as the reference. Shape arithmetic (Shape, Gather of a shape, Constant, ...) costs
-almost nothing, as in onnxruntime. A Loop costs `LOOP_OVERHEAD` plus its body `LOOP_TRIPS`
-times (its trip count is not known statically).
+that the levels of a Slice tree, which halve, cost less and less; a symbolic dim counts as
+`NOMINAL_DIM`, and an output of unknown rank as the reference. Shape arithmetic (Shape,
+Gather of a shape, Constant, ...) costs almost nothing, as in onnxruntime. A Loop costs
+`LOOP_OVERHEAD` plus its body `LOOP_TRIPS` times (its trip count is not known statically).
 """
 
 from __future__ import annotations
@@ -59,14 +59,15 @@ DEFAULT_WEIGHT = 1.0
 SMALL = 64  # outputs of at most this many elements are shape arithmetic: weight 1/20
 LOOP_OVERHEAD = 20.0
 LOOP_TRIPS = 16
+NOMINAL_DIM = 64  # what a symbolic dim counts as when sizes are compared
 
 
 def elements(value: ir.Value | None) -> int | None:
+    """The number of elements, counting a symbolic dim as NOMINAL_DIM; None if the rank is
+    unknown."""
     if value is None or value.shape is None:
         return None
-    if not all(isinstance(d, int) for d in value.shape):
-        return None
-    return math.prod(value.shape)
+    return math.prod(d if isinstance(d, int) else NOMINAL_DIM for d in value.shape)
 
 
 def reference_size(node: ir.Node) -> int | None:

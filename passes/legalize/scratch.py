@@ -208,7 +208,10 @@ def splice(form: ir.Graph, mirrors: list[ir.Value], node: ir.Node, namer: Namer)
     new_nodes = list(form)
     for new_node in new_nodes:
         form.remove(new_node)
-    constants = [v for name, v in form.initializers.items() if not name.startswith(MIRROR)]
+    # Constants that the form no longer uses (a helper of a rewrite lowered away) are dropped.
+    constants = [
+        v for name, v in form.initializers.items() if not name.startswith(MIRROR) and v.uses()
+    ]
     form.initializers.clear()
     namer.rename(label, new_nodes, constants)
     for value in constants:
