@@ -33,7 +33,7 @@ import onnx_ir as ir
 from onnx_ir.passes.common import ShapeInferencePass
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO_ROOT))
+sys.path[:0] = [str(REPO_ROOT), str(REPO_ROOT / "benchmarks")]  # tests.fixtures, its sibling
 
 from conformance_matrix import machine, versions  # noqa: E402
 

@@ -247,3 +247,29 @@ def test_pass_reports_how_and_modified_is_exact():
     relabel_only = ir.serde.deserialize_model(FIXTURES["clamp_max.legacy13.onnx"].load())
     ShapeInferencePass(strict_mode=False)(relabel_only)
     assert ConvertOtherOpsPass(17)(relabel_only).modified is False
+
+
+def test_benchmark_writes_its_section_only(tmp_path):
+    import importlib.util
+    import sys
+
+    from tests.fixtures.catalog import HERE
+
+    script = HERE.parents[1] / "benchmarks" / "whole_model.py"
+    spec = importlib.util.spec_from_file_location("whole_model_benchmark", script)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while it executes
+    try:
+        spec.loader.exec_module(module)
+        results = tmp_path / "RESULTS.md"
+        results.write_text("# Results\n\n<!-- other:start -->\nkeep me\n<!-- other:end -->\n")
+        exit_code = module.main(["--fixture", "clamp_max.legacy17", "--results", str(results)])
+    finally:
+        del sys.modules[spec.name]
+    text = results.read_text()
+    assert exit_code == 0 and "keep me" in text
+    assert text.count(module.START_MARKER) == 1 and text.count(module.END_MARKER) == 1
+    row = next(line for line in text.splitlines() if line.startswith("| `clamp_max"))
+    # the legacy 17 export has Mul-14: the converter alone cannot go below 14
+    assert row == "| `clamp_max.legacy17.onnx` | ✗ / ✓ | ✗ / ✓ | ✓ / ✓ | ✓ / ✓ | ✓ / ✓ |"
+    assert "| maxlower | 5 | 0 | 0 | 0 | 0 | 0 | 0 |" in text
