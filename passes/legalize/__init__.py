@@ -90,6 +90,7 @@ class LegalizePass(ir.passes.InPlacePass):
             planner = _Planner(
                 self.profile, opset, isinstance(container, ir.Function), model.ir_version
             )
+            places = _subgraph_places(where, container)  # "main graph > then_branch of ..."
             for node in list(ir.traversal.RecursiveGraphIterator(container)):
                 if node.domain not in ("", "ai.onnx") or node.graph is None:
                     continue
@@ -100,7 +101,12 @@ class LegalizePass(ir.passes.InPlacePass):
                 mirrors = mirrors_of(node)
                 self.lowerings.append(
                     Lowering(
-                        where, node_label(node), node.op_type, rejection, form.steps, form.size
+                        places.get(id(node.graph), where),
+                        node_label(node),
+                        node.op_type,
+                        rejection,
+                        form.steps,
+                        form.size,
                     )
                 )
                 splice(form.graph.clone(), mirrors, node, namer)
@@ -218,6 +224,20 @@ def _remedy(missing: set[str]) -> str:
     return "; or: ".join(
         ([f"a profile that accepts {' or '.join(accepts)}"] if accepts else []) + others
     )
+
+
+def _subgraph_places(where: str, container) -> dict[int, str]:
+    """{id(body): "main graph > then_branch of node 'pick'"}, to say where a node is."""
+    places: dict[int, str] = {}
+    for node in ir.traversal.RecursiveGraphIterator(container):
+        outer = places.get(id(node.graph), where)
+        for attr in node.attributes.values():
+            if attr.type == ir.AttributeType.GRAPH:
+                places[id(attr.value)] = f"{outer} > {attr.name} of node '{node_label(node)}'"
+            elif attr.type == ir.AttributeType.GRAPHS:
+                for i, graph in enumerate(attr.value):
+                    places[id(graph)] = f"{outer} > {attr.name}[{i}] of node '{node_label(node)}'"
+    return places
 
 
 def _real_names(text: str, node: ir.Node) -> str:
