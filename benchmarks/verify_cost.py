@@ -53,6 +53,7 @@ sys.path.insert(0, str(ROOT))  # tests.mutants and tests.conformance
 import maxlower  # noqa: E402
 from maxlower.verify.runner import _session  # noqa: E402  (the verifier's own options)
 
+LOAD_AT_START = os.getloadavg()[0]
 START_MARKER, END_MARKER = "<!-- verify-cost:start -->", "<!-- verify-cost:end -->"
 ROWS, COLUMNS, BLOCKS = 256, 1024, 20
 
@@ -214,6 +215,8 @@ def render(cost: dict, judged: dict | None, command: str) -> str:
         f"- Machine: {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
         f"python {platform.python_version()}, onnxruntime {ort.__version__}, "
         f"onnx {onnx.__version__}, maxlower {maxlower.__version__} (git {_git_head()})",
+        f"- Load average (1 min) when the run started: {LOAD_AT_START:.2f} (the machine is "
+        "shared: timings vary between runs; ratios are measured within one run)",
         f"- Command: `{command}`",
         "",
         "### Cost of verifying a 100-node model with a 1 MiB input",
@@ -272,14 +275,15 @@ def _ms(seconds: float) -> str:
 
 
 def _git_head() -> str:
-    process = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return process.stdout.strip() or "unknown"
+    """The commit, and whether the working tree (which ran) differs from it."""
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=ROOT, capture_output=True, text=True, check=False
+        ).stdout.strip()
+
+    head = git("rev-parse", "--short", "HEAD") or "unknown"
+    return head + (" with uncommitted changes" if git("status", "--porcelain", "-uno") else "")
 
 
 def write_section(path: Path, text: str) -> None:
