@@ -288,6 +288,17 @@ def test_inputs_without_a_generator_need_values():
     model = parse("(string[2] s) => (string[2] y) { y = Identity(s) }")
     with pytest.raises(InvalidModelError, match="--inputs"):
         maxlower.verify(model, model)
+    report = maxlower.verify(model, model, inputs={"s": np.array(["a", "b"], dtype=object)})
+    assert report.ok and report.runs == 1
+
+
+def test_bfloat16_inputs_from_an_npz_file(tmp_path: pathlib.Path):
+    model = parse("(bfloat16[N] a, bfloat16[N] b) => (bfloat16[N] y) { y = Max(a, b) }", 13)
+    a = np.array([1.5, -2.0, np.nan], BF16)
+    np.savez(tmp_path / "ab.npz", a=a, b=np.array([3.0, -3.0, 0.0], BF16))
+    report = maxlower.verify(model, model, inputs=tmp_path / "ab.npz")
+    assert report.ok and report.runs == 1
+    assert report.outputs[0].elements == 3
 
 
 # -- verify -------------------------------------------------------------------------------

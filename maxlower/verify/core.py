@@ -71,8 +71,8 @@ def verify(
         raise InvalidModelError("--rtol and --atol must not be negative")
     reference_proto = _as_proto(reference, "reference")
     candidate_proto = _as_proto(candidate, "candidate")
-    specs = input_specs(reference_proto)
-    fixed = _load_inputs(inputs, specs)
+    fixed = _load_inputs(inputs, reference_proto)
+    specs = input_specs(reference_proto, fixed)
     for name in ranges or {}:
         if name not in {s.name for s in specs}:
             raise InvalidModelError(f"--range {name}: the model has no input of that name")
@@ -80,7 +80,7 @@ def verify(
     report = VerifyReport(
         EQUIVALENT, seed, strict, rtol, atol, [OutputResult(n) for n in names], [], []
     )
-    interface = _interface_differences(reference_proto, candidate_proto)
+    interface = _interface_differences(reference_proto, candidate_proto, fixed)
     if interface:
         report.status = DIFFERENT
         report.notes += interface
@@ -350,12 +350,14 @@ def _is_nan(value) -> bool:
     return isinstance(value, float) and np.isnan(value)
 
 
-def _interface_differences(reference: onnx.ModelProto, candidate: onnx.ModelProto) -> list[str]:
+def _interface_differences(
+    reference: onnx.ModelProto, candidate: onnx.ModelProto, given: dict[str, np.ndarray]
+) -> list[str]:
     """Differences in what a caller feeds and reads: these fail before any trial runs."""
     notes = []
-    ref_inputs = {s.name: s.dtype for s in input_specs(reference)}
+    ref_inputs = {s.name: s.dtype for s in input_specs(reference, given)}
     try:
-        cand_inputs = {s.name: s.dtype for s in input_specs(candidate)}
+        cand_inputs = {s.name: s.dtype for s in input_specs(candidate, given)}
     except InvalidModelError as error:
         return [f"the candidate's inputs cannot be fed: {error}"]
     for name in ref_inputs.keys() - cand_inputs.keys():
@@ -394,7 +396,7 @@ def _as_proto(model: ModelInput, side: str) -> onnx.ModelProto:
     return ir.serde.serialize_model(model)
 
 
-def _load_inputs(inputs, specs) -> dict[str, np.ndarray]:
+def _load_inputs(inputs, model: onnx.ModelProto) -> dict[str, np.ndarray]:
     if inputs is None:
         return {}
     if isinstance(inputs, str | os.PathLike):
@@ -405,7 +407,11 @@ def _load_inputs(inputs, specs) -> dict[str, np.ndarray]:
             raise InvalidModelError(
                 f"--inputs {os.fspath(inputs)}: cannot read it as an .npz archive ({error})"
             ) from None
-    declared = {s.name: s.dtype for s in specs}
+    declared = {
+        v.name: np.dtype(onnx.helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type))
+        for v in model.graph.input
+        if v.type.WhichOneof("value") == "tensor_type" and v.type.tensor_type.elem_type
+    }
     arrays = {}
     for name, value in inputs.items():
         array = np.asarray(value)

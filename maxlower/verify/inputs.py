@@ -96,18 +96,32 @@ class Trial:
         return f"trial {self.index} ({', '.join(parts)})"
 
 
-def input_specs(model: onnx.ModelProto) -> list[InputSpec]:
-    """The graph inputs that need feeds (initializers listed as inputs have defaults)."""
+def input_specs(
+    model: onnx.ModelProto, given: Mapping[str, np.ndarray] | None = None
+) -> list[InputSpec]:
+    """The graph inputs that need feeds (initializers listed as inputs have defaults).
+
+    An input with values in `given` may be of any type and need not declare a shape: the
+    array says what it is. Any other must be a tensor of a type the verifier generates.
+    """
+    given = given or {}
     initializers = {t.name for t in model.graph.initializer}
     specs = []
     for value in model.graph.input:
         if value.name in initializers:
             continue
-        if value.type.WhichOneof("value") != "tensor_type":
+        tensor_type = value.type.tensor_type
+        is_tensor = value.type.WhichOneof("value") == "tensor_type"
+        if value.name in given and not (
+            is_tensor and tensor_type.HasField("shape") and tensor_type.elem_type in _SUPPORTED
+        ):
+            array = np.asarray(given[value.name])
+            specs.append(InputSpec(value.name, array.dtype, tuple(array.shape)))
+            continue
+        if not is_tensor:
             raise InvalidModelError(
                 f"input {value.name!r} is not a tensor; give its value with --inputs"
             )
-        tensor_type = value.type.tensor_type
         if not tensor_type.HasField("shape"):
             raise InvalidModelError(
                 f"input {value.name!r} has no declared shape (not even a rank); give its value "
