@@ -5,6 +5,7 @@
     Split-18(x: [.., 7, ..]){num_outputs=3}, to ≤ 12   →  Split(x){split=[3, 3, 1]}
     Resize-13(x, "", "", sizes), to 11..12             →  Resize(x, roi=[], scales=[], sizes)
     Reshape-14(x, const s){allowzero=1}, to ≤ 13, no 0 in s  →  Reshape(x, s)
+    Shape-15(x){start=1}, to ≤ 14                       →  Slice(Shape(x), [1], [max], [0])
     Softmax-13(x: rank 4){axis=1}, to ≤ 12              →  Transpose → Softmax{axis=3} → Transpose
     Softmax-11(x){axis=1}, to ≥ 13                      →  Flatten{axis=1} → Softmax{axis=1}
                                                            → Reshape(·, Shape(x))
@@ -88,6 +89,25 @@ def reshape_allowzero(node: ir.Node, old: int, b: Builder) -> str | None:
     return "allowzero=1 dropped: the constant shape holds no 0"
 
 
+def shape_start_end_to_slice(node: ir.Node, old: int, b: Builder) -> str | None:
+    """Shape-15's start/end: the whole shape, then a Slice of it."""
+    if b.opset >= 15 or not {"start", "end"} & set(node.attributes):
+        return None
+    start = node.attributes.pop("start").value if "start" in node.attributes else 0
+    end = node.attributes.pop("end").value if "end" in node.attributes else None
+    bounds = {
+        "starts": [start],
+        "ends": [end if end is not None else np.iinfo(np.int64).max],
+        "axes": [0],
+    }
+    if b.opset < 10:  # Slice-1 takes them as attributes
+        _follow_output(node, "Slice", [], {k: ir.AttrInt64s(k, v) for k, v in bounds.items()})
+    else:
+        inputs = [b.const(np.array(v, dtype=np.int64)) for v in bounds.values()]
+        _follow_output(node, "Slice", inputs, {})
+    return f"start={start}, end={end}: Shape, then Slice"
+
+
 def softmax_on_last_axis(node: ir.Node, old: int, b: Builder) -> str | None:
     """Softmax/LogSoftmax/Hardmax across opset 13: make the node normalise its last axis."""
     if (old < 13) == (b.opset < 13):
@@ -128,7 +148,10 @@ def _follow_output(node: ir.Node, op_type: str, extra_inputs: list, attributes: 
     out = node.outputs[0]
     uses = list(out.uses())
     follower = ir.node(
-        op_type, [out, *extra_inputs], attributes=attributes, name=f"{node.name}__{op_type}"
+        op_type,
+        [out, *extra_inputs],
+        attributes=attributes,
+        name=f"{node.name}__{op_type}" if node.name else None,
     )
     new = follower.outputs[0]
     for user, index in uses:
@@ -150,6 +173,7 @@ OTHER_ADAPTERS: dict[str, list[Callable[[ir.Node, int, Builder], str | None]]] =
     "Split": [split_num_outputs_to_sizes],
     "Resize": [resize_optional_inputs],
     "Reshape": [reshape_allowzero],
+    "Shape": [shape_start_end_to_slice],
     "Softmax": _SOFTMAX_LIKE,
     "LogSoftmax": _SOFTMAX_LIKE,
     "Hardmax": _SOFTMAX_LIKE,
