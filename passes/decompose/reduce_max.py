@@ -192,7 +192,9 @@ def loop(node: ir.Node, b: Builder) -> str | None:
         nodes=body.nodes,
         name=f"{start.name}_body",
     )
-    result = b.op("Loop", [count, None, start], {"body": body_graph}, dtype=dtype)
+    # An explicit cond=True: onnx.reference (1.23) runs no iteration when cond is omitted.
+    keep_going = b.const(np.array(True))
+    result = b.op("Loop", [count, keep_going, start], {"body": body_graph}, dtype=dtype)
     if not node.attributes.get_int("keepdims", 1):
         result = b.squeeze(result, [axis])
     replace_node(node, result)

@@ -27,6 +27,18 @@ from passes.graph_utils import node_label, remove_if_orphaned
 MIRROR = "__mirror"
 
 
+SMALL_CONSTANT = 4096  # elements; larger constant inputs are seen as plain inputs
+
+
+def small_constant(value: ir.Value) -> ir.TensorProtocol | None:
+    """The value's constant tensor if it has one of at most SMALL_CONSTANT elements. Rewrites
+    read constants such as axes; a large weight given to Max is only data to them."""
+    tensor = ir.convenience.get_const_tensor(value)
+    if tensor is None or tensor.size > SMALL_CONSTANT:
+        return None
+    return tensor
+
+
 def mirrors_of(node: ir.Node) -> list[ir.Value]:
     """The distinct inputs of `node`, in order: what a Scratch's mirrors stand for."""
     return list({id(v): v for v in node.inputs if v is not None}.values())
@@ -42,12 +54,14 @@ class Scratch:
         for value in node.inputs:
             if value is None or id(value) in copies:
                 continue
-            tensor = ir.convenience.get_const_tensor(value)
+            tensor = small_constant(value)
             mirror = ir.Value(
                 name=f"{MIRROR}{len(self.mirrors)}",
                 type=value.type,
                 shape=value.shape.copy() if value.shape is not None else None,
-                const_value=tensor,
+                # A copy: serialising or renaming a value renames its tensor, and a tensor
+                # read from a ModelProto writes the name through to the caller's proto.
+                const_value=None if tensor is None else ir.tensor(tensor.numpy().copy()),
             )
             copies[id(value)] = mirror
             self.mirrors.append(value)
@@ -108,7 +122,7 @@ def signature(node: ir.Node, opset: int, in_function: bool) -> tuple:
             inputs.append(None)
             continue
         first = positions.setdefault(id(value), len(positions))
-        tensor = ir.convenience.get_const_tensor(value)
+        tensor = small_constant(value)
         const = None
         if tensor is not None:
             const = hashlib.sha256(tensor.tobytes()).hexdigest() + str(tensor.shape)

@@ -1,0 +1,227 @@
+"""Property tests: every decomposition against the op it replaces, over dtypes, shapes (0-size
+included), axes and attributes, on values full of ties, extremes, ±inf, -0.0 and NaN.
+
+1. One random family node, one random decomposition of its op applied to it directly: the
+   result is refused with a clear ConversionError, or passes the full checker and gives
+   bit-identical outputs in onnx.reference (the semantics the design note fixes: NaN
+   propagates through ReduceMax, ArgMax returns the first NaN).
+2. The same nodes lowered with a random profile: every node left is accepted by the profile,
+   and the outputs are bit-identical.
+
+Set MAXLOWER_FUZZ_EXAMPLES to run longer (CI uses the default).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import onnx
+import onnx.reference
+import onnx_ir as ir
+import pytest
+from hypothesis import HealthCheck, event, given, note, settings
+from hypothesis import strategies as st
+from onnx import TensorProto, helper
+
+from maxlower.lower import lower
+from maxlower.profiles import load_profile, shipped_profiles
+from maxlower.runtime import bit_equal
+from passes import ConversionError
+from passes.decompose import DECOMPOSITIONS
+from passes.legalize import apply_decomposition
+
+LATEST = onnx.defs.onnx_opset_version()
+EXAMPLES = int(os.environ.get("MAXLOWER_FUZZ_EXAMPLES", "150"))
+SETTINGS = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+FLOATS = [TensorProto.FLOAT16, TensorProto.FLOAT, TensorProto.DOUBLE]
+INTS = [
+    TensorProto.INT8,
+    TensorProto.INT16,
+    TensorProto.INT32,
+    TensorProto.INT64,
+    TensorProto.UINT8,
+    TensorProto.UINT16,
+    TensorProto.UINT32,
+    TensorProto.UINT64,
+]
+
+
+def allowed_types(op: str, opset: int) -> list[int]:
+    """Element types the op's schema takes at `opset` (bfloat16 left out: no runner here)."""
+    schema = onnx.defs.get_schema(op, opset, "")
+    allowed = next(c.allowed_type_strs for c in schema.type_constraints if c.type_param_str == "T")
+    return [t for t in [*FLOATS, *INTS, TensorProto.BOOL] if f"tensor({_type_name(t)})" in allowed]
+
+
+def _type_name(t: int) -> str:
+    name = TensorProto.DataType.Name(t).lower()
+    return {"float": "float", "double": "double"}.get(name, name)
+
+
+def values(draw, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+    """Few distinct values (many ties) from the type's extremes and small numbers."""
+    if dtype == np.bool_:
+        pool = [False, True]
+    elif dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        pool = [info.min, info.max, 0, 1, 2, info.max - 1, info.min + 1]
+        if info.bits >= 32:
+            pool += [2**24 + 1, 2**24]
+    else:
+        pool = [0.0, -0.0, 1.5, -2.0, np.inf, -np.inf, np.nan, 65504.0]
+    chosen = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=3, unique_by=repr))
+    size = int(np.prod(shape))
+    picks = draw(st.lists(st.integers(0, len(chosen) - 1), min_size=size, max_size=size))
+    return np.array([chosen[i] for i in picks], dtype=dtype).reshape(shape)
+
+
+@st.composite
+def family_models(draw):
+    """(model, feeds): one Max / ReduceMax / ArgMax node at a random opset."""
+    op = draw(st.sampled_from(["Max", "ReduceMax", "ArgMax"]))
+    opset = draw(st.integers(11, LATEST))
+    elem = draw(st.sampled_from(allowed_types(op, opset)))
+    dtype = helper.tensor_dtype_to_np_dtype(elem)
+    rank = draw(st.integers(1, 3))
+    shape = tuple(draw(st.lists(st.integers(0, 4), min_size=rank, max_size=rank)))
+    inputs, initializers, feeds, attributes = [], [], {}, {}
+    names = ["x"]
+    if op == "Max":
+        count = draw(st.integers(1, 3))
+        names = [f"x{i}" for i in range(count)]
+        shapes = [shape]
+        for _ in range(count - 1):  # numpy-broadcastable partners: drop leading dims, 1s
+            tail = list(shape[draw(st.integers(0, rank - 1)) :])
+            shapes.append(tuple(1 if draw(st.booleans()) else d for d in tail))
+        for name, s in zip(names, shapes):
+            inputs.append(helper.make_tensor_value_info(name, elem, s))
+            feeds[name] = values(draw, dtype, s)
+        out_shape = np.broadcast_shapes(*shapes)
+        output = helper.make_tensor_value_info("out", elem, out_shape)
+    else:
+        inputs.append(helper.make_tensor_value_info("x", elem, shape))
+        feeds["x"] = values(draw, dtype, shape)
+        keepdims = draw(st.integers(0, 1))
+        attributes["keepdims"] = keepdims
+        if op == "ArgMax":
+            axis = draw(st.integers(-rank, rank - 1))
+            if shape[axis] == 0:  # ArgMax over an empty axis is an error in the spec
+                shape = tuple(d if i != axis % rank else 2 for i, d in enumerate(shape))
+                inputs[0] = helper.make_tensor_value_info("x", elem, shape)
+                feeds["x"] = values(draw, dtype, shape)
+            attributes["axis"] = axis
+            if opset >= 12:
+                attributes["select_last_index"] = draw(st.integers(0, 1))
+            output = helper.make_tensor_value_info("out", TensorProto.INT64, None)
+        else:
+            axes = draw(
+                st.lists(st.integers(-rank, rank - 1), max_size=rank, unique_by=lambda a: a % rank)
+            )
+            if opset >= 18:
+                if draw(st.booleans()):
+                    attributes["noop_with_empty_axes"] = draw(st.integers(0, 1))
+                how = draw(st.sampled_from(["absent", "initializer", "runtime"]))
+                if how != "absent" or axes:
+                    names.append("axes")
+                    axes_array = np.array(axes, dtype=np.int64)
+                    if how == "runtime":
+                        inputs.append(
+                            helper.make_tensor_value_info("axes", TensorProto.INT64, [len(axes)])
+                        )
+                        feeds["axes"] = axes_array
+                    else:
+                        initializers.append(onnx.numpy_helper.from_array(axes_array, "axes"))
+            elif axes:
+                attributes["axes"] = axes
+            output = helper.make_tensor_value_info("out", elem, None)
+    node = helper.make_node(op, names, ["out"], name="family", **attributes)
+    graph = helper.make_graph([node], "g", inputs, [output], initializer=initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    model = onnx.shape_inference.infer_shapes(model)
+    if not model.graph.output[0].type.tensor_type.HasField("shape"):
+        # The rank depends on run-time axes, and a graph output needs one: output the
+        # values flattened, and the shape.
+        elem = model.graph.output[0].type.tensor_type.elem_type
+        graph = model.graph
+        graph.initializer.append(onnx.numpy_helper.from_array(np.array([-1]), "flat_shape"))
+        graph.node.extend(
+            [
+                helper.make_node("Reshape", ["out", "flat_shape"], ["flat"]),
+                helper.make_node("Shape", ["out"], ["out_shape"]),
+            ]
+        )
+        del graph.output[:]
+        graph.output.extend(
+            [
+                helper.make_tensor_value_info("flat", elem, ["n"]),
+                helper.make_tensor_value_info("out_shape", TensorProto.INT64, ["r"]),
+            ]
+        )
+    return model, feeds
+
+
+def reference(model: onnx.ModelProto, feeds) -> list:
+    return onnx.reference.ReferenceEvaluator(model).run(None, feeds)
+
+
+@SETTINGS
+@given(case=family_models(), data=st.data())
+def test_decomposition_equals_the_op_it_replaces(case, data):
+    model, feeds = case
+    note(onnx.printer.to_text(model))
+    op = model.graph.node[0].op_type
+    decomposition = data.draw(st.sampled_from(DECOMPOSITIONS[op]), label="decomposition")
+    rewritten = ir.serde.deserialize_model(model)
+    node = next(iter(rewritten.graph))
+    opset = rewritten.opset_imports[""]
+    try:
+        what = apply_decomposition(node, decomposition, opset)
+    except ConversionError as error:
+        event(f"refused: {decomposition.name}")
+        assert "To make it possible:" in str(error) and error.op_type == op
+        return
+    if what is None:
+        event(f"not applicable: {decomposition.name}")
+        return
+    event(f"applied: {decomposition.name}")
+    proto = ir.serde.serialize_model(rewritten)
+    onnx.checker.check_model(proto, full_check=True)
+    expected, actual = reference(model, feeds), reference(proto, feeds)
+    for e, a in zip(expected, actual, strict=True):
+        assert bit_equal(e, a), f"{decomposition.name}: {e!r} != {a!r}"
+
+
+PROFILES = sorted(set(shipped_profiles()) - {"onnxruntime"})
+
+
+@SETTINGS
+@given(case=family_models(), profile=st.sampled_from(PROFILES))
+def test_lowering_leaves_only_accepted_nodes_and_equal_outputs(case, profile):
+    model, feeds = case
+    note(onnx.printer.to_text(model))
+    try:
+        lowered = lower(model, profile)
+    except ConversionError as error:
+        event(f"refused by {profile}")
+        assert "To make it possible:" in str(error)
+        return
+    event(f"lowered for {profile}")
+    rules = load_profile(profile)
+    lowered_ir = ir.serde.deserialize_model(lowered)
+    opset = lowered_ir.opset_imports[""]
+    for node in ir.traversal.RecursiveGraphIterator(lowered_ir.graph):
+        assert rules.rejection(node, opset) is None, node
+    for e, a in zip(reference(model, feeds), reference(lowered, feeds), strict=True):
+        assert bit_equal(e, a), f"{profile}: {e!r} != {a!r}"
+
+
+@pytest.mark.parametrize("op", ["Max", "ReduceMax", "ArgMax"])
+def test_every_op_has_decompositions(op):
+    assert len(DECOMPOSITIONS[op]) >= 4
