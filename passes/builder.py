@@ -9,6 +9,7 @@ exist at the target fails with a ConversionError instead of producing an invalid
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Sequence
 
@@ -21,6 +22,7 @@ from passes.errors import ConversionError
 FAMILY = ("Max", "ReduceMax", "ArgMax")
 
 
+@functools.cache  # onnx.defs does not change while we run, and every node asks
 def schema_version(op_type: str, opset: int) -> int | None:
     """The since_version of `op_type` in the default domain at `opset`, or None if absent."""
     try:
@@ -29,6 +31,7 @@ def schema_version(op_type: str, opset: int) -> int | None:
         return None
 
 
+@functools.cache
 def first_opset_of(op_type: str) -> int:
     """The lowest opset in which `op_type` exists."""
     return min(
