@@ -1,52 +1,308 @@
-"""Reading and writing model files for the command line: clear errors, atomic writes.
+"""Reading, checking and writing model files for the command line: clear errors, atomic
+writes, weights never in memory.
 
-Models stay in onnx_ir from load to save, so large initializers stay lazy; a model whose
-tensors are in external data is written with its data beside the output file.
+    load_model(path)                      checked onnx_ir model; external data stays lazy
+    load_model(path, infer_shapes=True)   ...with the types shape inference gives
+    save_model_atomic(model, path)        checked, then written through temporary files
+
+The protobuf is parsed without its external data, checked (onnx.checker, full check) and
+shape-inferred by onnx's C++ code, and only then turned into onnx_ir, once. Writing goes the
+other way: onnx_ir to protobuf once, checked and shape-inferred there, then written. onnx_ir's
+CheckerPass and ShapeInferencePass give the same verdicts and types, but each of them
+serialises the whole model and the inference pass deserialises it again; on a graph of
+20,000 nodes that cost seconds (see benchmarks/RESULTS.md).
+
+External data stays where it is until the output is written: tensors are memory-mapped and
+only the pages a rewrite reads (constant axes, say) are touched. The output's data file is
+filled with `copy_file_range` (onnx_ir's `ExternalTensor.tofile`), in the kernel, so writing
+a model of many GB takes little memory.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import math
 import os
 import pathlib
+import sys
 import tempfile
+import time
+from collections.abc import Callable, Iterator
 
+import click
 import onnx
 import onnx_ir as ir
 from google.protobuf.message import DecodeError
-from onnx_ir.passes.common import CheckerPass
 
 from maxlower.api import InvalidModelError
 
+# Initializers at most this big stay in the protobuf when the output has external data
+# (onnx_ir.save's default): axes and other small constants stay readable by the checker.
+EXTERNAL_SIZE_THRESHOLD = 256
+# As onnx_ir's call_onnx_api: larger (or external) initializers of the main graph reach the
+# checker and shape inference as typed graph inputs, without their values.
+_CHECKER_TENSOR_LIMIT = 1000
+_CHECK_ERRORS = (onnx.checker.ValidationError, onnx.shape_inference.InferenceError)
 
-def load_model(path: str | os.PathLike, *, check: bool = True) -> ir.Model:
-    """Load an ONNX file into onnx_ir; InvalidModelError if it is missing, unreadable or
-    (with `check`) not a valid model by `onnx.checker` with full_check."""
+
+# --- progress -----------------------------------------------------------------------------
+
+
+class Progress:
+    """Stage lines and progress bars on stderr, only when stderr is a terminal.
+
+        progress = Progress()
+        with progress.stage("checking model.onnx"):
+            ...
+        with progress.bar(total_bytes, "writing model.onnx.data") as advance:
+            advance(nbytes)
+
+    Durations are recorded either way (`timings`), for `--timings`.
+    """
+
+    def __init__(self, enabled: bool | None = None) -> None:
+        self.enabled = _stderr_is_terminal() if enabled is None else enabled
+        self.timings: list[tuple[str, float]] = []
+
+    @contextlib.contextmanager
+    def stage(self, label: str) -> Iterator[None]:
+        if self.enabled:
+            click.echo(f"{label}…", err=True, nl=False)
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            seconds = time.perf_counter() - started
+            self.timings.append((label, seconds))
+            if self.enabled:
+                click.echo(f" {seconds:.1f} s", err=True)
+
+    @contextlib.contextmanager
+    def bar(self, total: int, label: str) -> Iterator[Callable[[int], None]]:
+        """A byte-count progress bar; yields `advance(nbytes)`."""
+        started = time.perf_counter()
+        try:
+            if not self.enabled:
+                yield lambda nbytes: None
+                return
+            with click.progressbar(
+                length=total,
+                label=label,
+                file=sys.stderr,
+                show_percent=True,
+                show_eta=True,
+                item_show_func=None,
+            ) as bar:
+                yield bar.update
+        finally:
+            self.timings.append((label, time.perf_counter() - started))
+
+    def timings_text(self) -> str:
+        width = max((len(label) for label, _ in self.timings), default=0)
+        return "\n".join(f"{label:<{width}}  {seconds:8.3f} s" for label, seconds in self.timings)
+
+
+def _stderr_is_terminal() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+QUIET = Progress(enabled=False)
+
+
+# --- loading ------------------------------------------------------------------------------
+
+
+def load_model(
+    path: str | os.PathLike,
+    *,
+    check: bool = True,
+    infer_shapes: bool = False,
+    progress: Progress = QUIET,
+) -> ir.Model:
+    """Load an ONNX file into onnx_ir; InvalidModelError if it is missing, unreadable, or
+    (with `check`) not a valid model by `onnx.checker` with full_check.
+
+    With `infer_shapes` (which needs `check`), values carry the element types and shapes
+    ONNX shape inference gives, as `onnx_ir.passes.common.ShapeInferencePass(strict_mode=
+    False)` would set them. External data is neither read nor copied.
+    """
+    path = pathlib.Path(path)
+    if infer_shapes and not check:
+        raise ValueError("infer_shapes needs check: inference is run with the full check")
+    with progress.stage(f"loading {path}"):
+        proto = read_model_proto(path)
+    if check:
+        with progress.stage("checking the input (onnx.checker, full check)"):
+            try:
+                inferred = check_and_infer(proto, path.parent)
+            except _CHECK_ERRORS as error:
+                raise InvalidModelError(
+                    f"{path}: the model is not valid ONNX ({one_line(error)})"
+                ) from None
+        if infer_shapes:
+            proto = inferred
+    with progress.stage("building the graph"):
+        model = ir.serde.deserialize_model(proto)
+        ir.external_data.set_base_dir(model.graph, str(path.parent))
+    _check_external_data(model, path)
+    return model
+
+
+def read_model_proto(path: str | os.PathLike) -> onnx.ModelProto:
+    """The file's ModelProto, external data not loaded; InvalidModelError with the reason if
+    there is none."""
     path = pathlib.Path(path)
     if not path.exists():
         raise InvalidModelError(f"{path}: no such file")
     if path.is_dir():
         raise InvalidModelError(f"{path}: is a directory, not an ONNX file")
     try:
-        model = ir.load(path)
+        proto = onnx.load(path, load_external_data=False)
     except DecodeError:
         raise InvalidModelError(
-            f"{path}: not an ONNX model (the protobuf cannot be parsed)") from None
+            f"{path}: not an ONNX model (the protobuf cannot be parsed)"
+        ) from None
     except OSError as error:
         raise InvalidModelError(f"{path}: cannot read ({error.strerror or error})") from None
     except Exception as error:  # other formats' parsers (text, json) raise their own kinds
         raise InvalidModelError(f"{path}: cannot load ({one_line(error)})") from None
-    if model.ir_version == 0 or not model.opset_imports:
+    if proto.ir_version == 0 or not proto.opset_import:
         # An empty file parses as an empty ModelProto; say what is missing instead.
         raise InvalidModelError(f"{path}: not an ONNX model (no IR version or opset import)")
-    _check_external_data(model, path)
-    if check:
-        try:
-            CheckerPass(full_check=True)(model)
-        except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as error:
-            raise InvalidModelError(
-                f"{path}: the model is not valid ONNX ({one_line(error)})") from None
-    return model
+    return proto
+
+
+def check_and_infer(
+    proto: onnx.ModelProto, base_dirs: str | os.PathLike | dict[str, str] | None = None
+) -> onnx.ModelProto:
+    """`onnx.checker.check_model(full_check=True)` on `proto`, raising its errors, and the
+    model with the value types that lenient shape inference (with data propagation) gives.
+
+    A full check is the structural check plus strict shape inference, so the structural
+    check plus strict inference with data propagation does both jobs in one inference;
+    only if that inference fails is the plain full check consulted for the verdict.
+
+    Main-graph initializers over 1000 bytes, and external ones, reach the C++ code as
+    typed graph inputs, as onnx_ir's CheckerPass passes them, so weights are never read or
+    copied. External ones of at most 1000 bytes (axes saved with the weights, say) are read
+    when `base_dirs` says where their files are (one directory, or {location: directory}):
+    inference then sees their values as it would if they were in the protobuf.
+    """
+    light, restore = _light_model(proto, base_dirs)
+    onnx.checker.check_model(light)
+    try:
+        inferred = onnx.shape_inference.infer_shapes(
+            light, check_type=True, strict_mode=True, data_prop=True
+        )
+    except _CHECK_ERRORS:
+        onnx.checker.check_model(light, full_check=True)  # raises if the model is invalid
+        inferred = onnx.shape_inference.infer_shapes(
+            light, check_type=True, strict_mode=False, data_prop=True
+        )
+    return restore(inferred)
+
+
+def _light_model(
+    proto: onnx.ModelProto, base_dirs: str | os.PathLike | dict[str, str] | None
+) -> tuple[onnx.ModelProto, Callable[[onnx.ModelProto], onnx.ModelProto]]:
+    """`proto` with its large or external main-graph initializers as typed graph inputs
+    (a shallow rebuild: nodes and small tensors are copied, large tensors are not) and its
+    small external ones read in, and the function that puts the originals back into a model
+    derived from it."""
+    graph = proto.graph
+    heavy, loaded = [], {}
+    for tensor in graph.initializer:
+        if _nbytes(tensor) > _CHECKER_TENSOR_LIMIT:
+            heavy.append(tensor)
+        elif tensor.data_location == onnx.TensorProto.EXTERNAL:
+            base_dir = _base_dir_for(tensor, base_dirs)
+            if base_dir is None:
+                heavy.append(tensor)
+            else:
+                loaded[tensor.name] = _read_small_external(tensor, base_dir)
+    if not heavy and not loaded:
+        return proto, lambda derived: derived
+    heavy_names = {t.name for t in heavy}
+    input_names = {v.name for v in graph.input}
+    light = onnx.ModelProto()
+    for field, value in proto.ListFields():
+        if field.name != "graph":
+            _copy_field(light, field, value)
+    for field, value in graph.ListFields():
+        if field.name != "initializer":
+            _copy_field(light.graph, field, value)
+    light.graph.initializer.extend(
+        loaded.get(t.name, t) for t in graph.initializer if t.name not in heavy_names
+    )
+    added = [t.name for t in heavy if t.name not in input_names]
+    light.graph.input.extend(
+        onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+        for t in heavy
+        if t.name not in input_names
+    )
+
+    def restore(derived: onnx.ModelProto) -> onnx.ModelProto:
+        if added:
+            dropped = set(added)
+            kept = [v for v in derived.graph.input if v.name not in dropped]
+            del derived.graph.input[:]
+            derived.graph.input.extend(kept)
+        del derived.graph.initializer[:]  # the originals, in their order
+        derived.graph.initializer.extend(graph.initializer)
+        return derived
+
+    return light, restore
+
+
+def _base_dir_for(
+    tensor: onnx.TensorProto, base_dirs: str | os.PathLike | dict[str, str] | None
+) -> str | None:
+    if base_dirs is None or isinstance(base_dirs, str | os.PathLike):
+        return None if base_dirs is None else str(base_dirs)
+    return base_dirs.get(_location(tensor))
+
+
+def _read_small_external(tensor: onnx.TensorProto, base_dir: str) -> onnx.TensorProto:
+    """A copy of `tensor` with its (at most 1000) bytes in raw_data; onnx_ir's ExternalTensor
+    reads them, with its checks that the file lies inside the model's directory."""
+    external = ir.serde.deserialize_tensor(tensor, base_dir)
+    try:
+        data = external.tobytes()
+    except (OSError, ValueError) as error:
+        raise InvalidModelError(
+            f"cannot read the external data of tensor {tensor.name!r} ({one_line(error)})"
+        ) from None
+    finally:
+        if isinstance(external, ir.ExternalTensor):
+            external.release()
+    inline = onnx.TensorProto()
+    inline.CopyFrom(tensor)
+    inline.ClearField("external_data")
+    inline.data_location = onnx.TensorProto.DEFAULT
+    inline.raw_data = data
+    return inline
+
+
+def _nbytes(tensor: onnx.TensorProto) -> float:
+    if tensor.data_type in (onnx.TensorProto.UNDEFINED, onnx.TensorProto.STRING):
+        return 0
+    return math.prod(tensor.dims) * ir.DataType(tensor.data_type).itemsize
+
+
+def _copy_field(target, field, value) -> None:
+    if field.is_repeated:
+        getattr(target, field.name).extend(value)
+    elif field.type == field.TYPE_MESSAGE:
+        getattr(target, field.name).CopyFrom(value)
+    else:
+        setattr(target, field.name, value)
+
+
+# --- writing ------------------------------------------------------------------------------
 
 
 def default_output_path(input_path: str | os.PathLike, opset: int) -> pathlib.Path:
@@ -67,34 +323,155 @@ def check_destination(path: str | os.PathLike) -> None:
     """Fail before any work if `path` cannot be an output file."""
     path = pathlib.Path(path)
     if not path.parent.is_dir():
-        raise InvalidModelError(
-            f"{path}: the output directory {str(path.parent)!r} does not exist")
+        raise InvalidModelError(f"{path}: the output directory {str(path.parent)!r} does not exist")
     if path.is_dir():
         raise InvalidModelError(f"{path}: is a directory; give a file name for the output")
 
 
-def save_model_atomic(model: ir.Model, path: str | os.PathLike) -> pathlib.Path:
-    """Write `model` to `path` through a temporary file in the same directory and
-    `os.replace`, so that `path` is never left half-written. External data, if the model
-    has any, goes to `<name>.data` beside it."""
+@dataclasses.dataclass
+class CheckedModel:
+    """A model serialised, checked and shape-inferred: what `write_checked` writes.
+
+    External tensors in `proto` still point at their files; `base_dirs` maps each external
+    location to the directory it is relative to."""
+
+    proto: onnx.ModelProto
+    base_dirs: dict[str, str]
+
+
+def check_result(model: ir.Model, progress: Progress = QUIET) -> CheckedModel:
+    """Serialise `model` once, check it with `onnx.checker` (full check) and add the value
+    types shape inference gives, as `convert_ir_model` ends with; raises onnx's checker or
+    inference error if the model fails."""
+    with progress.stage("checking the result (onnx.checker, full check)"):
+        base_dirs = {str(t.location): str(t.base_dir) for t in _external_tensors(model)}
+        proto = check_and_infer(ir.serde.serialize_model(model), base_dirs)
+        return CheckedModel(proto, base_dirs)
+
+
+def save_model_atomic(
+    model: ir.Model, path: str | os.PathLike, *, progress: Progress = QUIET
+) -> pathlib.Path:
+    """`write_checked(check_result(model), path)`: nothing is written if the check fails."""
+    return write_checked(check_result(model, progress), path, progress=progress)
+
+
+def write_checked(
+    checked: CheckedModel, path: str | os.PathLike, *, progress: Progress = QUIET
+) -> pathlib.Path:
+    """Write a checked model to `path`, never leaving `path` or its data file half-written.
+
+    A model with external data gets every initializer over 256 bytes in `<name>.data`
+    beside `path`: external tensors are copied range by range in the kernel
+    (`copy_file_range`), never read into memory. Both files are written under temporary
+    names in the output directory and renamed into place, the data file first.
+    """
     path = pathlib.Path(path)
     check_destination(path)
     directory = path.parent
-    external_data = f"{path.name}.data" if _has_external_tensors(model) else None
-    # Same suffix, so that ir.save picks the format `path` asks for (protobuf by default).
-    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=directory)
-    os.close(fd)
+    data_name = f"{path.name}.data"
+    proto = checked.proto
+    temp_model = temp_data = None
     try:
-        ir.save(model, temp_name, external_data=external_data)
-        _copy_mode(path, temp_name)
-        os.replace(temp_name, path)
+        if checked.base_dirs:
+            temp_data = _temp_name(directory, f".{data_name}.", "")
+            _write_external_data(
+                proto, checked.base_dirs, directory, temp_data, data_name, progress
+            )
+        with progress.stage(f"writing {path}"):
+            # Same suffix, so that onnx.save picks the format `path` asks for.
+            temp_model = _temp_name(directory, f".{path.name}.", path.suffix)
+            onnx.save(proto, temp_model)
+            _copy_mode(path, temp_model)
+            if temp_data is not None:
+                _copy_mode(directory / data_name, temp_data)
+                os.replace(temp_data, directory / data_name)
+                temp_data = None
+            os.replace(temp_model, path)
+            temp_model = None
     except OSError as error:
         what = f"{error.strerror}: {error.filename}" if error.filename else str(error)
         raise InvalidModelError(f"{path}: cannot write ({what})") from None
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp_name)
+        for leftover in (temp_model, temp_data):
+            if leftover is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(leftover)
     return path
+
+
+def _write_external_data(
+    proto: onnx.ModelProto,
+    base_dirs: dict[str, str],
+    directory: pathlib.Path,
+    temp_data: str,
+    data_name: str,
+    progress: Progress,
+) -> None:
+    """Write every initializer over the threshold (in every graph) to `temp_data`, and point
+    its TensorProto at `data_name`, the name the file will have. Small external tensors
+    are read into the protobuf."""
+    large, sources = [], []
+    for tensor in _initializer_protos(proto.graph):
+        external = tensor.data_location == onnx.TensorProto.EXTERNAL
+        source = ir.serde.deserialize_tensor(
+            tensor, base_dirs.get(_location(tensor), "") if external else ""
+        )
+        if source.nbytes > EXTERNAL_SIZE_THRESHOLD:
+            large.append(tensor)
+            sources.append(source)
+        elif external:
+            tensor.CopyFrom(onnx.numpy_helper.from_array(source.numpy(), tensor.name))
+    total = sum(source.nbytes for source in sources)
+    with progress.bar(total, f"writing {data_name} ({total / 1e9:.2f} GB)") as advance:
+        written = ir.external_data.convert_tensors_to_external(
+            sources,
+            base_dir=str(directory),
+            relative_path=os.path.basename(temp_data),
+            callback=lambda tensor, info: advance(tensor.nbytes),
+        )
+    for tensor, out in zip(large, written):
+        for field in (
+            "raw_data",
+            "float_data",
+            "int32_data",
+            "int64_data",
+            "double_data",
+            "uint64_data",
+            "string_data",
+            "external_data",
+        ):
+            tensor.ClearField(field)
+        tensor.data_location = onnx.TensorProto.EXTERNAL
+        for key, value in (
+            ("location", data_name),
+            ("offset", str(out.offset)),
+            ("length", str(out.length)),
+        ):
+            entry = tensor.external_data.add()
+            entry.key, entry.value = key, value
+
+
+def _initializer_protos(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
+    """The initializers of `graph` and of every subgraph inside it, in order."""
+    yield from graph.initializer
+    for node in graph.node:
+        for attribute in node.attribute:
+            if attribute.type == onnx.AttributeProto.GRAPH:
+                yield from _initializer_protos(attribute.g)
+            elif attribute.type == onnx.AttributeProto.GRAPHS:
+                for subgraph in attribute.graphs:
+                    yield from _initializer_protos(subgraph)
+
+
+def _location(tensor: onnx.TensorProto) -> str:
+    return next((e.value for e in tensor.external_data if e.key == "location"), "")
+
+
+def _temp_name(directory: pathlib.Path, prefix: str, suffix: str) -> str:
+    fd, name = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=directory)
+    os.close(fd)
+    return name
 
 
 def one_line(error: BaseException) -> str:
@@ -103,9 +480,12 @@ def one_line(error: BaseException) -> str:
 
 
 def _external_tensors(model: ir.Model) -> list[ir.ExternalTensor]:
-    return [value.const_value for graph in model.graphs()
-            for value in graph.initializers.values()
-            if isinstance(value.const_value, ir.ExternalTensor)]
+    return [
+        value.const_value
+        for graph in model.graphs()
+        for value in graph.initializers.values()
+        if isinstance(value.const_value, ir.ExternalTensor)
+    ]
 
 
 def _has_external_tensors(model: ir.Model) -> bool:
@@ -114,15 +494,20 @@ def _has_external_tensors(model: ir.Model) -> bool:
 
 def _check_external_data(model: ir.Model, path: pathlib.Path) -> None:
     """Tensors load lazily, so a missing data file would only surface when writing."""
+    sizes: dict[str, int | None] = {}
     for tensor in _external_tensors(model):
-        data = pathlib.Path(tensor.path)
-        size = data.stat().st_size if data.is_file() else None
-        if size is None or (tensor.length is not None
-                            and (tensor.offset or 0) + tensor.length > size):
+        if tensor.path not in sizes:
+            data = pathlib.Path(tensor.path)
+            sizes[tensor.path] = data.stat().st_size if data.is_file() else None
+        size = sizes[tensor.path]
+        if size is None or (
+            tensor.length is not None and (tensor.offset or 0) + tensor.length > size
+        ):
             problem = "is missing" if size is None else "is shorter than the model says"
             raise InvalidModelError(
                 f"{path}: the external data file {tensor.location!r} of tensor "
-                f"{tensor.name!r} {problem} (looked in {str(data.parent)!r})")
+                f"{tensor.name!r} {problem} (looked in {str(pathlib.Path(tensor.path).parent)!r})"
+            )
 
 
 def _copy_mode(existing: pathlib.Path, temp_name: str) -> None:
