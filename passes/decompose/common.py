@@ -52,6 +52,9 @@ class Decomposition:
     op_type: str
     rewrite: Rewrite
     summary: str
+    # Chosen only when nothing else fits, whatever it costs: it routes NaN through an op
+    # whose NaN behaviour ONNX leaves open (Max stacked into a ReduceMax).
+    last_resort: bool = False
 
 
 def current_version(op_type: str, opset: int) -> int:

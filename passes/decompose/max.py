@@ -12,9 +12,10 @@
 NaN: Max propagates it. In the select form a NaN `a` is picked by IsNaN(a), and a NaN `b`
 because every comparison with NaN is false; ties (and -0.0 against +0.0) may pick either,
 which gives an equal value. The stacked ReduceMax form relies on ReduceMax propagating NaN,
-as onnx.reference does (design note 5); it is the form of last resort (opset 7-8 has no
-Where). Widening is exact because the result is one of the inputs, which the narrow type
-holds.
+as onnx.reference does (design note 5), while runtimes differ there
+(microsoft/onnxruntime#10514); so it is the form of last resort (`last_resort`: chosen only
+when nothing else fits, e.g. at opset 7-8, which have no Where). Widening is exact because
+the result is one of the inputs, which the narrow type holds.
 """
 
 from __future__ import annotations
@@ -150,6 +151,7 @@ DECOMPOSITIONS = [
         "Max",
         stack_and_reduce,
         "Max(a, b) → ReduceMax(Concat(Unsqueeze(a, 0), Unsqueeze(b, 0)), axes=[0], keepdims=0)",
+        last_resort=True,
     ),
     *widening_decompositions("Max"),
 ]

@@ -9,8 +9,9 @@ model-local functions), every decomposition of its op (`passes.decompose.DECOMPO
 tried on a one-node scratch copy (`scratch.Scratch`). A candidate stands if its result passes
 the full checker at the model's opset and every node it leaves is accepted, after the
 rejected ones have been legalised the same way (recursively, so ArgMax → ReduceMax → Slice
-tree → Max → Where is found). The cheapest candidate by `cost.graph_cost` replaces the node.
-Forms are memoised by node signature (op, attributes, input types, shapes, constants), so a
+tree → Max → Where is found). The cheapest candidate by `cost.graph_cost` replaces the node
+(one that used a decomposition marked `last_resort` only when nothing else fits). Forms are
+memoised by node signature (op, attributes, input types, shapes, constants), so a
 tree of equal Max nodes is planned once. When no candidate stands, ConversionError names the
 node, what the profile rejects, and why each rewrite failed.
 
@@ -63,6 +64,11 @@ class _Form:
     cost: float
     steps: tuple[str, ...]
     size: int
+    last_resort: bool = False  # it used a last-resort decomposition somewhere
+
+    @property
+    def rank(self) -> tuple[bool, float]:
+        return (self.last_resort, self.cost)
 
 
 class _Cycle(Exception):
@@ -155,7 +161,7 @@ class _Planner:
                 failures.append((decomposition.name, _real_names(error.reason, node)))
                 missing |= getattr(error, "missing", {error.remedy})
                 continue
-            if form is not None and (best is None or form.cost < best.cost):
+            if form is not None and (best is None or form.rank < best.rank):
                 best = form
         if best is None:
             tried = "; ".join(f"{name}: {why}" for name, why in failures) or "none applies"
@@ -186,6 +192,7 @@ class _Planner:
             return None
         scratch.check_and_infer()
         steps = [decomposition.name]
+        last_resort = decomposition.last_resort
         for inner in list(ir.traversal.RecursiveGraphIterator(scratch.graph)):
             rejection = None if inner.graph is None else self.profile.rejection(inner, self.opset)
             if rejection is None:
@@ -202,9 +209,11 @@ class _Planner:
                 ) from None
             splice(sub.graph.clone(), mirrors_of(inner), inner, self.namer)
             steps.extend(s for s in sub.steps if s not in steps)
+            last_resort |= sub.last_resort
         reference = cost.reference_size(node)
         size = sum(1 for _ in ir.traversal.RecursiveGraphIterator(scratch.graph))
-        return _Form(scratch.graph, cost.graph_cost(scratch.graph, reference), tuple(steps), size)
+        total = cost.graph_cost(scratch.graph, reference)
+        return _Form(scratch.graph, total, tuple(steps), size, last_resort)
 
 
 class _NoForm(ConversionError):
