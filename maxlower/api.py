@@ -22,26 +22,34 @@ class InvalidModelError(ValueError):
     """The input is not a model maxlower can work on (exit code 2 on the command line)."""
 
 
-def convert(model: ModelLike, opset: int) -> ModelLike:
+def convert(model: ModelLike, opset: int, *, expand_functions: bool = False) -> ModelLike:
     """Convert `model` to `opset`, exactly; returns the same kind of object it was given.
 
     The input is not modified. Raises ConversionError when some node has no exact form at
     `opset`, and InvalidModelError when the input is not a usable model.
+
+    `expand_functions=True` lets an op that does not exist at `opset` (LayerNormalization
+    below 17, say) become its ONNX function body: the spec's definition, which a runtime's
+    fused kernel may round differently in the last bits of a float.
     """
-    converted, _ = convert_with_report(model, opset)
+    converted, _ = convert_with_report(model, opset, expand_functions=expand_functions)
     return converted
 
 
-def convert_with_report(model: ModelLike, opset: int) -> tuple[ModelLike, list[Rewrite]]:
+def convert_with_report(
+    model: ModelLike, opset: int, *, expand_functions: bool = False
+) -> tuple[ModelLike, list[Rewrite]]:
     """`convert`, plus the list of rewrites it made (what the CLI prints)."""
     ir_model = _to_ir(model)
-    rewrites = convert_ir_model(ir_model, opset)
+    rewrites = convert_ir_model(ir_model, opset, expand_functions=expand_functions)
     if isinstance(model, onnx.ModelProto):
         return ir.serde.serialize_model(ir_model), rewrites
     return ir_model, rewrites
 
 
-def convert_ir_model(model: ir.Model, opset: int) -> list[Rewrite]:
+def convert_ir_model(
+    model: ir.Model, opset: int, *, expand_functions: bool = False
+) -> list[Rewrite]:
     """Convert an onnx_ir model in place. On error the model may be partly rewritten."""
     check_target_opset(opset)
     if "" not in model.opset_imports:
@@ -58,7 +66,7 @@ def convert_ir_model(model: ir.Model, opset: int) -> list[Rewrite]:
     sources = source_opsets_of(model)
     family = ConvertFamilyPass(opset)
     family(model)  # first: it removes constants (axes) that only the family nodes used
-    ConvertOtherOpsPass(opset, sources)(model)
+    ConvertOtherOpsPass(opset, sources, expand_functions=expand_functions)(model)
     # IR 4 lets initializers (which rewrites add) stand apart from the graph inputs.
     model.ir_version = max(model.ir_version, _min_ir_version(opset), 4)
     ShapeInferencePass(strict_mode=False)(model)  # types and shapes for the new values

@@ -146,10 +146,15 @@ nothing is written and the exit code is 1 (--force writes anyway, still exit 1).
               help="Convert and print the summary, but write nothing.")
 @click.option("--in-place", is_flag=True,
               help="Allow replacing IN with the result (the default OUT becomes IN).")
+@click.option("--expand-functions", is_flag=True,
+              help="Let an op that does not exist at N (LayerNormalization below 17, say) "
+              "become its ONNX function body. Off by default: the body is the spec's "
+              "definition, but a runtime's fused kernel may round floats differently, so "
+              "outputs can differ from the original's in the last bits.")
 @verification_options(gate=True)
 @DEBUG_OPTION
 def convert(input_path: pathlib.Path, opset: int, output_path: pathlib.Path | None,
-            dry_run: bool, in_place: bool, debug: bool, verification: Verification) -> None:
+            dry_run: bool, in_place: bool, expand_functions: bool, debug: bool, verification: Verification) -> None:
     with _errors_to_exit_codes(debug):
         if output_path is None:
             output_path = input_path if in_place else default_output_path(input_path, opset)
@@ -168,7 +173,7 @@ def convert(input_path: pathlib.Path, opset: int, output_path: pathlib.Path | No
         verification.remember(model)
         source = model.opset_imports.get("")
         original_nodes = family_nodes(model, infer_shapes=False)
-        rewrites = in_graph_order(convert_ir_model(model, opset), original_nodes)
+        rewrites = in_graph_order(convert_ir_model(model, opset, expand_functions=expand_functions), original_nodes)
 
         click.echo(f"{input_path}: opset {_opset_text(source)} → {opset}")
         if rewrites:

@@ -7,6 +7,7 @@ A golden file holds cases in this form (MLIR-test style):
     // target: 18
     // feed: axes = [1]
     // no-run: <why outputs are not compared, e.g. dims too large to allocate>
+    // options: expand_functions        (keyword flags passed to maxlower.convert)
     <the input model in onnx.parser text>
     // ---- expect
     <the expected model in onnx.parser text>
@@ -58,6 +59,7 @@ class GoldenCase:
     lower: str | None = None  # a shipped profile: the case runs maxlower.lower
     profile_text: str | None = None  # or a one-line TOML profile of its own
     steps: tuple[str, ...] = ()  # decompositions a lowering case must use
+    options: dict[str, bool] = dataclasses.field(default_factory=dict)  # convert(**options)
 
     def source_model(self) -> onnx.ModelProto:
         return onnx.parser.parse_model(self.source_text)
@@ -83,7 +85,7 @@ class GoldenCase:
 
         if self.is_lowering:
             return lower(self.source_model(), self.profile())
-        return maxlower.convert(self.source_model(), self.target)
+        return maxlower.convert(self.source_model(), self.target, **self.options)
 
 
 def load_cases(path: Path, lowering: bool = False) -> list[GoldenCase]:
@@ -96,7 +98,9 @@ def load_cases(path: Path, lowering: bool = False) -> list[GoldenCase]:
 
 def _parse_case(block: str) -> GoldenCase:
     name = _HEADER.match(block).group(1)
-    meta = dict(re.findall(r"^// (intent|target|no-run|lower|profile|steps): (.*)$", block, re.M))
+    meta = dict(
+        re.findall(r"^// (intent|target|no-run|lower|profile|steps|options): (.*)$", block, re.M)
+    )
     feeds = {
         k: np.array(ast.literal_eval(v), dtype=np.int64)
         for k, v in re.findall(r"^// feed: (\w+) = (.*)$", block, re.M)
@@ -117,6 +121,7 @@ def _parse_case(block: str) -> GoldenCase:
         meta.get("lower"),
         meta.get("profile"),
         tuple(s.strip() for s in meta.get("steps", "").split(",") if s.strip()),
+        options={f.strip(): True for f in meta.get("options", "").split(",") if f.strip()},
     )
     return case
 

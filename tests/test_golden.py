@@ -27,7 +27,7 @@ def test_every_golden_file_has_cases():
 @pytest.mark.parametrize("case", [c for c in CASES if c.values[0].error])
 def test_negative_case_raises(case):
     with pytest.raises(ConversionError, match=case.error) as info:
-        maxlower.convert(case.source_model(), case.target)
+        maxlower.convert(case.source_model(), case.target, **case.options)
     message = str(info.value)
     assert "To make it possible:" in message and info.value.op_type in message
 
@@ -35,7 +35,7 @@ def test_negative_case_raises(case):
 @pytest.mark.parametrize("case", [c for c in CASES if not c.values[0].error])
 def test_golden_text(case):
     assert case.expected_text, f"{case.name} has no expect block: run python -m tests.golden"
-    converted = maxlower.convert(case.source_model(), case.target)
+    converted = maxlower.convert(case.source_model(), case.target, **case.options)
     expected = onnx.parser.parse_model(case.expected_text)
     assert canonical_text(converted) == canonical_text(expected)
 
@@ -43,7 +43,7 @@ def test_golden_text(case):
 @pytest.mark.parametrize("case", [c for c in CASES if not c.values[0].error])
 def test_golden_numerics_and_validity(case):
     source = case.source_model()
-    converted = maxlower.convert(source, case.target)
+    converted = maxlower.convert(source, case.target, **case.options)
     onnx.checker.check_model(converted, full_check=True)
     assert {o.domain: o.version for o in converted.opset_import}[""] == case.target
     if case.no_run:
@@ -58,7 +58,9 @@ def test_golden_numerics_and_validity(case):
 
 @pytest.mark.parametrize("case", [c for c in CASES if not c.values[0].error])
 def test_converting_again_changes_nothing(case):
-    converted = ir.serde.deserialize_model(maxlower.convert(case.source_model(), case.target))
+    converted = ir.serde.deserialize_model(
+        maxlower.convert(case.source_model(), case.target, **case.options)
+    )
     before = canonical_text(ir.serde.serialize_model(converted))
     result = ConvertFamilyPass(case.target)(converted)
     assert result.modified is False

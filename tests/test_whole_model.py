@@ -2,8 +2,9 @@
 
 Each result passes the full checker, runs in onnxruntime with optimisations off, and gives
 the original's outputs bit for bit on seeded inputs. The one exception is listed in
-`SPEC_NOT_KERNEL`: where the target has no LayerNormalization, the node becomes its ONNX
-function body. That body is the op's definition in the spec, and the converted model
+`SPEC_NOT_KERNEL`: where the target has no LayerNormalization, conversion is refused by
+default (exit 3, naming --expand-functions); with expand_functions=True the node becomes its
+ONNX function body. That body is the op's definition in the spec, and the converted model
 reproduces it bit for bit (the original with the same nodes expanded at its own opset), but
 onnxruntime's fused LayerNormalization kernel sums in another order than its ReduceMean, so
 float outputs downstream differ from the original's by a few ulp. The argmax heads agree.
@@ -111,13 +112,16 @@ def test_fixture_set_is_complete_small_and_as_exported():
 def test_fixture_converts_exactly(name, target):
     feeds, expected = original_outputs(name)
     original = FIXTURES[name].load()
-    converted = maxlower.convert(original, target)
+    expanded = expanded_ops(original, target)
+    if expanded:  # by default refused: the body is exact to the spec, not to the kernel
+        with pytest.raises(ConversionError, match="--expand-functions"):
+            maxlower.convert(original, target)
+    converted = maxlower.convert(original, target, expand_functions=bool(expanded))
     onnx.checker.check_model(converted, full_check=True)
     assert {o.domain: o.version for o in converted.opset_import}[""] == target
     assert len(converted.functions) == len(original.functions)
     actual, runtime = outputs_of(converted, feeds)
     assert runtime == "onnxruntime"
-    expanded = expanded_ops(original, target)
     if not expanded:
         assert differences(expected, actual) == []
         return
@@ -145,7 +149,7 @@ def test_model_local_function_kept_where_version_converter_drops_it():
     alone = onnx.version_converter.convert_version(original, 18)
     assert len(alone.functions) == 0  # what the issue reports; maxlower must not do this
     for target in (13, 18):
-        converted = maxlower.convert(original, target)
+        converted = maxlower.convert(original, target, expand_functions=target < 17)
         assert [(f.domain, f.name) for f in converted.functions] == [
             ("maxlower_fixtures", "EncoderLayer")
         ]
@@ -236,7 +240,7 @@ def test_refusal_exit_code_3(tmp_path):
 def test_pass_reports_how_and_modified_is_exact():
     model = ir.serde.deserialize_model(FIXTURES["encoder.dynamo.onnx"].load())
     ShapeInferencePass(strict_mode=False)(model)
-    convert = ConvertOtherOpsPass(13, source_opsets_of(model))
+    convert = ConvertOtherOpsPass(13, source_opsets_of(model), expand_functions=True)
     assert convert(model).modified
     hows = {(c.op_type, c.how) for c in convert.conversions}
     assert ("LayerNormalization", "expanded into its ONNX function body") in hows

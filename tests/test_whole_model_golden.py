@@ -32,13 +32,13 @@ def test_cases_state_intent_and_cover_negatives():
 @pytest.mark.parametrize("case", NEGATIVE)
 def test_negative_case_raises(case):
     with pytest.raises(ConversionError, match=case.error) as info:
-        maxlower.convert(case.source_model(), case.target)
+        maxlower.convert(case.source_model(), case.target, **case.options)
     assert "To make it possible:" in str(info.value)
 
 
 @pytest.mark.parametrize("case", POSITIVE)
 def test_golden_text(case):
-    converted = maxlower.convert(case.source_model(), case.target)
+    converted = maxlower.convert(case.source_model(), case.target, **case.options)
     expected = onnx.parser.parse_model(case.expected_text)
     assert canonical_text(converted) == canonical_text(expected)
 
@@ -56,7 +56,7 @@ def spec_reference(model: onnx.ModelProto) -> onnx.ModelProto:
 @pytest.mark.parametrize("case", POSITIVE)
 def test_golden_numerics(case):
     source = case.source_model()
-    converted = maxlower.convert(source, case.target)
+    converted = maxlower.convert(source, case.target, **case.options)
     onnx.checker.check_model(converted, full_check=True)
     for seed in range(2):
         feeds = random_feeds(source, case.feeds, seed=seed)
@@ -70,7 +70,9 @@ def test_golden_numerics(case):
 
 @pytest.mark.parametrize("case", POSITIVE)
 def test_converting_again_changes_nothing(case):
-    converted = ir.serde.deserialize_model(maxlower.convert(case.source_model(), case.target))
+    converted = ir.serde.deserialize_model(
+        maxlower.convert(case.source_model(), case.target, **case.options)
+    )
     before = canonical_text(ir.serde.serialize_model(converted))
-    assert ConvertOtherOpsPass(case.target)(converted).modified is False
+    assert ConvertOtherOpsPass(case.target, **case.options)(converted).modified is False
     assert canonical_text(ir.serde.serialize_model(converted)) == before

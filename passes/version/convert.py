@@ -12,7 +12,7 @@ are written directly at the target opset by `passes.builder.Builder`.
 
 Preconditions: value types and ranks are known where an adapter depends on them (run shape
 inference first; `maxlower.convert` does). Other ops of the default domain are not touched
-here; `RelabelOtherOpsPass` checks them.
+here; `ConvertOtherOpsPass` (passes/version/other_ops.py) brings them to the target.
 """
 
 from __future__ import annotations

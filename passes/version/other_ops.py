@@ -40,7 +40,7 @@ from passes.builder import FAMILY, Builder, schema_version
 from passes.errors import ConversionError
 from passes.graph_utils import containers, node_label
 from passes.version.convert import ConvertFamilyPass
-from passes.version.expand import expand_function_body
+from passes.version.expand import body_opsets, expand_function_body
 from passes.version.one_node import delegate_to_version_converter, one_node_model
 from passes.version.other_adapters import OTHER_ADAPTERS
 from passes.version.relabel import (
@@ -79,11 +79,16 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
         source_opsets: dict[int, int] | None = None,
         *,
         explain_refusals: bool = True,
+        expand_functions: bool = False,
     ) -> None:
         """`source_opsets` ({id(graph or function): opset}, from `source_opsets_of`) lets the
         pass run after ConvertFamilyPass has already moved the opset imports.
-        `explain_refusals` probes, for a refused node, which opsets it could go to."""
+        `explain_refusals` probes, for a refused node, which opsets it could go to.
+        `expand_functions` allows step 4: a function body computes the spec's definition, but
+        runtimes' fused kernels (onnxruntime's LayerNormalization) round differently, so the
+        converted model can differ from the original in the last bits of floats."""
         super().__init__()
+        self.expand_functions = expand_functions
         self.target_opset = target_opset
         self.source_opsets = source_opsets or {}
         self.explain_refusals = explain_refusals
@@ -157,6 +162,14 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
             reasons.append(f"onnx.version_converter: {delegated}")
         else:
             reasons.append(f"{node.op_type} does not exist at opset {target}")
+        if not self.expand_functions:
+            if body_opsets(node.op_type, old):
+                reasons.append(
+                    "its ONNX function body could replace it, but a runtime's own kernel for "
+                    f"{node.op_type} may round differently from that body, so expanding it is "
+                    "opt-in (expand_functions=True; on the command line --expand-functions)"
+                )
+            raise self._refusal(node, old, source, "; ".join(reasons))
         expanded = expand_function_body(node, old, source, target, in_function, convert_small)
         if expanded is None:
             return EXPANDED, True
@@ -191,7 +204,8 @@ def convert_small_model(model: ir.Model, opset: int, target: int, family_opset: 
     ShapeInferencePass(strict_mode=False)(model)
     sources = source_opsets_of(model)
     ConvertFamilyPass(family_opset)(model)
-    ConvertOtherOpsPass(target, sources, explain_refusals=False)(model)
+    # Only reached while expanding (or probing), where expansion was already chosen.
+    ConvertOtherOpsPass(target, sources, explain_refusals=False, expand_functions=True)(model)
 
 
 def reachable_opsets(node: ir.Node, source: int) -> tuple[int, int]:
