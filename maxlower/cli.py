@@ -154,7 +154,8 @@ nothing is written and the exit code is 1 (--force writes anyway, still exit 1).
 @verification_options(gate=True)
 @DEBUG_OPTION
 def convert(input_path: pathlib.Path, opset: int, output_path: pathlib.Path | None,
-            dry_run: bool, in_place: bool, expand_functions: bool, debug: bool, verification: Verification) -> None:
+            dry_run: bool, in_place: bool, expand_functions: bool, debug: bool,
+            verification: Verification) -> None:
     with _errors_to_exit_codes(debug):
         if output_path is None:
             output_path = input_path if in_place else default_output_path(input_path, opset)
@@ -173,7 +174,8 @@ def convert(input_path: pathlib.Path, opset: int, output_path: pathlib.Path | No
         verification.remember(model)
         source = model.opset_imports.get("")
         original_nodes = family_nodes(model, infer_shapes=False)
-        rewrites = in_graph_order(convert_ir_model(model, opset, expand_functions=expand_functions), original_nodes)
+        converted = convert_ir_model(model, opset, expand_functions=expand_functions)
+        rewrites = in_graph_order(converted, original_nodes)
 
         click.echo(f"{input_path}: opset {_opset_text(source)} → {opset}")
         if rewrites:
