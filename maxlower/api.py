@@ -62,15 +62,31 @@ def convert_ir_model(
             f"the input model fails onnx.checker (full check): {first_line}"
         ) from None
     ShapeInferencePass(strict_mode=False)(model)
-    InferFunctionTypesPass()(model)  # function inputs are untyped; calls say what they get
+    rewrites = convert_typed_model(model, opset, expand_functions=expand_functions)
+    ShapeInferencePass(strict_mode=False)(model)  # types and shapes for the new values
+    check_full(model)
+    return rewrites
+
+
+def convert_typed_model(
+    model: ir.Model, opset: int, *, expand_functions: bool = False
+) -> list[Rewrite]:
+    """The conversion proper, in place: for a model that passed the full check and whose
+    values carry the types shape inference gives (`maxlower.io.load_model(path,
+    infer_shapes=True)` returns one). The result is neither shape-inferred nor checked:
+    `maxlower.io.save_model_atomic` and `check_result` do both on the protobuf they
+    serialise anyway, which on large graphs costs a fraction of doing them in onnx_ir."""
+    check_target_opset(opset)
+    if "" not in model.opset_imports:
+        raise InvalidModelError("the model imports no default-domain ('' / ai.onnx) opset")
+    if model.functions:  # (it walks every node to find calls; without functions, for nothing)
+        InferFunctionTypesPass()(model)  # function inputs are untyped; calls say what they get
     sources = source_opsets_of(model)
     family = ConvertFamilyPass(opset)
     family(model)  # first: it removes constants (axes) that only the family nodes used
     ConvertOtherOpsPass(opset, sources, expand_functions=expand_functions)(model)
     # IR 4 lets initializers (which rewrites add) stand apart from the graph inputs.
     model.ir_version = max(model.ir_version, _min_ir_version(opset), 4)
-    ShapeInferencePass(strict_mode=False)(model)  # types and shapes for the new values
-    check_full(model)
     return family.rewrites
 
 
@@ -108,5 +124,6 @@ __all__ = [
     "InvalidModelError",
     "convert",
     "convert_ir_model",
+    "convert_typed_model",
     "convert_with_report",
 ]
