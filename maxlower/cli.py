@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import pathlib
 import sys
 from collections.abc import Iterator
 
 import click
+import onnx_ir as ir
 
 from maxlower import __version__
-from maxlower.api import LATEST_OPSET, InvalidModelError, check_target_opset, convert_ir_model
+from maxlower.api import LATEST_OPSET, InvalidModelError, check_target_opset, convert_typed_model
 from maxlower.inspect import (
     FamilyNode,
     Plan,
@@ -19,12 +21,14 @@ from maxlower.inspect import (
     plan_conversion,
 )
 from maxlower.io import (
+    Progress,
     check_destination,
+    check_result,
     default_output_path,
     load_model,
     one_line,
     same_file,
-    save_model_atomic,
+    write_checked,
 )
 from maxlower.verify.cli import (
     VERIFY_EXIT_CODES_HELP,
@@ -32,8 +36,9 @@ from maxlower.verify.cli import (
     exit_code,
     verification_options,
 )
-from passes.builder import schema_version
+from passes.builder import FAMILY, schema_version
 from passes.errors import ConversionError
+from passes.graph_utils import containers, node_label
 from passes.version.convert import Rewrite
 
 EXIT_INTERNAL, EXIT_INVALID, EXIT_NO_EXACT_FORM = 1, 2, 3
@@ -52,6 +57,35 @@ DEBUG_OPTION = click.option(
     "--debug", is_flag=True,
     help="On an error, raise it with its full traceback instead of printing one line "
     "(the exit code is then Python's, 1).")
+
+
+TIMINGS_OPTION = click.option(
+    "--timings", is_flag=True,
+    help="Print how long each stage took (loading, checking, converting, writing) to "
+    "stderr at the end.")
+
+
+@contextlib.contextmanager
+def _timings_report(progress: Progress, enabled: bool) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        if enabled:
+            click.echo(progress.timings_text(), err=True)
+
+
+@contextlib.contextmanager
+def _no_cyclic_gc() -> Iterator[None]:
+    """Building and rewriting a graph of many nodes creates millions of objects; Python's
+    cyclic collector would rescan them over and over (a third of the time on 20,000
+    nodes, benchmarks/RESULTS.md). One command's garbage is small, so it waits."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 @contextlib.contextmanager
@@ -152,11 +186,14 @@ nothing is written and the exit code is 1 (--force writes anyway, still exit 1).
               "definition, but a runtime's fused kernel may round floats differently, so "
               "outputs can differ from the original's in the last bits.")
 @verification_options(gate=True)
+@TIMINGS_OPTION
 @DEBUG_OPTION
 def convert(input_path: pathlib.Path, opset: int, output_path: pathlib.Path | None,
             dry_run: bool, in_place: bool, expand_functions: bool, debug: bool,
-            verification: Verification) -> None:
-    with _errors_to_exit_codes(debug):
+            verification: Verification,
+            timings: bool) -> None:
+    progress = Progress()  # stage lines and a bar for the data file, on a terminal only
+    with _errors_to_exit_codes(debug), _timings_report(progress, timings), _no_cyclic_gc():
         if output_path is None:
             output_path = input_path if in_place else default_output_path(input_path, opset)
         if same_file(output_path, input_path) and not in_place:
@@ -170,25 +207,25 @@ def convert(input_path: pathlib.Path, opset: int, output_path: pathlib.Path | No
         check_target_opset(opset)
         if not dry_run:
             check_destination(output_path)
-        model = load_model(input_path)
+        model = load_model(input_path, infer_shapes=True, progress=progress)
         verification.remember(model)
         source = model.opset_imports.get("")
-        original_nodes = family_nodes(model, infer_shapes=False)
-        converted = convert_ir_model(model, opset, expand_functions=expand_functions)
-        rewrites = in_graph_order(converted, original_nodes)
+        with progress.stage(f"converting to opset {opset}"):
+            original_nodes = _family_node_order(model)
+            converted = convert_typed_model(model, opset, expand_functions=expand_functions)
+            rewrites = in_graph_order(converted, original_nodes)
+        checked = check_result(model, progress)
 
-        click.echo(f"{input_path}: opset {_opset_text(source)} → {opset}")
-        if rewrites:
-            for rewrite in rewrites:
-                click.echo(f"  {_rewrite_line(rewrite)}")
-        else:
-            click.echo("  no Max-family node needed rewriting")
+        lines = [f"{input_path}: opset {_opset_text(source)} → {opset}"]
+        lines += [f"  {_rewrite_line(r)}" for r in rewrites] or [
+            "  no Max-family node needed rewriting"]
+        click.echo("\n".join(lines))
         if not verification.allows_writing(model, None if dry_run else output_path):
             verification.finish()
         if dry_run:
             click.echo(f"dry run: {output_path} not written")
         else:
-            save_model_atomic(model, output_path)
+            write_checked(checked, output_path, progress=progress)
             click.echo(f"wrote {output_path}")
         verification.finish()
 
@@ -289,6 +326,18 @@ def verify(reference: pathlib.Path, candidate: pathlib.Path, verification: Verif
         report = verification.run(reference, candidate)
         click.echo(f"{reference} vs {candidate}: {report.summary()}")
     sys.exit(exit_code(report))
+
+
+def _family_node_order(model) -> list[FamilyNode]:
+    """The family nodes as `in_graph_order` needs them: where and which, in graph order
+    (`family_nodes` also describes every input, a third of a second on 20,000 nodes)."""
+    return [
+        FamilyNode(container=name, where=name, node=node_label(node), op_type=node.op_type,
+                   opset=None, version=None, inputs=(), attributes=())
+        for name, container, _ in containers(model)
+        for node in ir.traversal.RecursiveGraphIterator(container)
+        if node.domain == "" and node.op_type in FAMILY
+    ]
 
 
 def _plan_lines(plan: Plan, node: FamilyNode) -> list[str]:
