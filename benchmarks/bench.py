@@ -1,0 +1,1053 @@
+#!/usr/bin/env python
+"""Scale benchmark: maxlower against onnx.version_converter on large models.
+
+The script makes its own inputs (under `benchmarks/.work/`, which it keeps out of git), then
+runs every candidate as a whole process, interleaved round by round, and records each run's
+wall time and peak RSS (`os.wait4`). It reports medians, ratios of medians measured in the
+same run, and whether each output passes `onnx.checker` (full check, by path) and gives
+bit-identical outputs in onnxruntime. It rewrites its section of `benchmarks/RESULTS.md`.
+
+Inputs
+
+    wide      20,000 Max / ReduceMax / ArgMax nodes on small tensors, at opset 20 and the
+              same graph at opset 13 (ReduceMax's axes as initializers at 20, as attributes
+              at 13)
+    heavy     a few hundred family nodes over 3.4 GB of float32 initializers in one external
+              data file, at opset 20; the small int64 axes are stored in the model
+    over-2GB  the same graph and weights, but every initializer is in the data file, the
+              axes last (past 2 GiB): converting needs values that live in the data, so a
+              converter that works on one protobuf must load more than 2 GB into it
+
+Candidates
+
+    maxlower                  `python -m maxlower convert IN --opset N -o OUT`
+    onnx.version_converter    `onnx.load` + `convert_version` + `onnx.save`, in one process;
+                              on heavy and over-2GB also with `load_external_data=False`
+                              (the output then points at the input's data file)
+    I/O floor                 wide: `onnx.load` + `onnx.save`; heavy: `cp` of the model and
+                              its data file
+
+Usage (from the repository root):
+
+    python benchmarks/bench.py                       # full run (~15 min), refresh RESULTS.md
+    python benchmarks/bench.py --quick --results /tmp/r.md   # small inputs, 1 round, < 2 min
+    python benchmarks/bench.py --only wide --rounds 9
+
+`--quick` scales every input down (the over-2GB input is then not over 2 GB, and the
+section says so); CI runs it as a smoke test and asserts no times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import datetime
+import json
+import os
+import platform
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime
+from onnx import TensorProto, helper, numpy_helper
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+import onnx_ir as ir  # noqa: E402
+
+import maxlower  # noqa: E402
+from maxlower.runtime import bit_equal  # noqa: E402
+
+START_MARKER = "<!-- bench:start -->"
+END_MARKER = "<!-- bench:end -->"
+DEFAULT_RESULTS = REPO_ROOT / "benchmarks" / "RESULTS.md"
+DEFAULT_WORKDIR = REPO_ROOT / "benchmarks" / ".work"
+GENERATOR_VERSION = 1  # bump when the generated models change, so cached inputs are remade
+GIB = 1 << 30
+
+
+@dataclasses.dataclass(frozen=True)
+class Scale:
+    """Sizes of the generated inputs."""
+
+    wide_nodes: int  # family nodes in the wide graph (a multiple of 4)
+    weights: int  # float32 initializers of heavy / over-2GB
+    rows: int
+    cols: int
+    big_rows: int  # rows of over-2GB's extra [big_rows, cols] tensor
+    argmax_every: int = 8  # an ArgMax (and an int64 Max) after every n-th weight
+    rounds: int = 5
+
+    @property
+    def weight_bytes(self) -> int:
+        return self.weights * self.rows * self.cols * 4
+
+
+# heavy: 320 x 10 MiB = 3.36 GB; over-2GB adds one 2.25 GB tensor (over 2 GiB).
+FULL = Scale(wide_nodes=20_000, weights=320, rows=1024, cols=2560, big_rows=220_000)
+QUICK = Scale(wide_nodes=2_000, weights=16, rows=256, cols=512, big_rows=4096, rounds=1)
+
+
+# --- inputs -------------------------------------------------------------------------------
+
+
+def wide_model(nodes: int, opset: int) -> onnx.ModelProto:
+    """`nodes` family nodes in blocks of four, on [2, 3, 4] tensors:
+
+        r   = ReduceMax(h, axes)              axes cycle [1], [-1], [0, 2], [2]; keepdims=1
+        h'  = Max(h, r) or Max(h, r, x)       broadcasting; three inputs every third block
+        a   = ArgMax(h', axis=k % 3, keepdims=1, select_last_index=k % 2)
+        acc'= Max(acc, a)                     int64
+
+    At opset 18 and later each ReduceMax reads its own int64 axes initializer; before, the
+    axes are an attribute. Nothing else differs between opsets.
+    """
+    if nodes % 4:
+        raise ValueError("the wide graph is made of blocks of 4 family nodes")
+    axes_cycle = ([1], [-1], [0, 2], [2])
+    nodes_out, initializers = [], []
+    h, acc = "x", "idx"
+    for k in range(nodes // 4):
+        axes = axes_cycle[k % 4]
+        if opset >= 18:
+            initializers.append(numpy_helper.from_array(np.array(axes, np.int64), f"axes{k}"))
+            reduce = helper.make_node(
+                "ReduceMax", [h, f"axes{k}"], [f"r{k}"], f"reduce{k}", keepdims=1
+            )
+        else:
+            reduce = helper.make_node(
+                "ReduceMax", [h], [f"r{k}"], f"reduce{k}", axes=axes, keepdims=1
+            )
+        nodes_out += [
+            reduce,
+            helper.make_node(
+                "Max", [h, f"r{k}", *(["x"] if k % 3 == 0 else [])], [f"h{k}"], f"max{k}"
+            ),
+            helper.make_node(
+                "ArgMax",
+                [f"h{k}"],
+                [f"a{k}"],
+                f"argmax{k}",
+                axis=k % 3,
+                keepdims=1,
+                select_last_index=k % 2,
+            ),
+            helper.make_node("Max", [acc, f"a{k}"], [f"acc{k}"], f"max_index{k}"),
+        ]
+        h, acc = f"h{k}", f"acc{k}"
+    graph = helper.make_graph(
+        nodes_out,
+        "wide",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4]),
+            helper.make_tensor_value_info("idx", TensorProto.INT64, [2, 3, 4]),
+        ],
+        [
+            helper.make_tensor_value_info(h, TensorProto.FLOAT, [2, 3, 4]),
+            helper.make_tensor_value_info(acc, TensorProto.INT64, [2, 3, 4]),
+        ],
+        initializer=initializers,
+    )
+    return helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", opset)],
+        ir_version=onnx.helper.find_min_ir_version_for([helper.make_opsetid("", opset)]),
+    )
+
+
+def heavy_graph(
+    scale: Scale, weights: list[TensorProto], big: TensorProto | None
+) -> onnx.GraphProto:
+    """Per weight w_i [rows, cols]: r_i = ReduceMax(w_i, axes_i) (axes [0] or [-2], keepdims=1),
+    h_{i+1} = Max(h_i, r_i); every `argmax_every` weights, ArgMax(h) into a running int64
+    Max. With `big` ([n, cols], over 2 GiB), one more ReduceMax + Max on it. Outputs: h
+    [1, cols] and the index [1, 1]. The axes are small int64 initializers in the model."""
+    nodes, axes = [], []
+    h, acc = "x", "idx"
+    names = [w.name for w in weights] + ([big.name] if big is not None else [])
+    for i, name in enumerate(names):
+        axes.append(
+            numpy_helper.from_array(np.array([0] if i % 2 == 0 else [-2], np.int64), f"axes{i}")
+        )
+        nodes += [
+            helper.make_node("ReduceMax", [name, f"axes{i}"], [f"r{i}"], f"reduce{i}", keepdims=1),
+            helper.make_node("Max", [h, f"r{i}"], [f"h{i}"], f"max{i}"),
+        ]
+        h = f"h{i}"
+        if (i + 1) % scale.argmax_every == 0:
+            nodes += [
+                helper.make_node(
+                    "ArgMax",
+                    [h],
+                    [f"a{i}"],
+                    f"argmax{i}",
+                    axis=1,
+                    keepdims=1,
+                    select_last_index=i % 2,
+                ),
+                helper.make_node("Max", [acc, f"a{i}"], [f"acc{i}"], f"max_index{i}"),
+            ]
+            acc = f"acc{i}"
+    initializers = [*weights, *([big] if big is not None else []), *axes]
+    return helper.make_graph(
+        nodes,
+        "heavy",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, scale.cols]),
+            helper.make_tensor_value_info("idx", TensorProto.INT64, [1, 1]),
+        ],
+        [
+            helper.make_tensor_value_info(h, TensorProto.FLOAT, [1, scale.cols]),
+            helper.make_tensor_value_info(acc, TensorProto.INT64, [1, 1]),
+        ],
+        initializer=initializers,
+    )
+
+
+def _external(
+    name: str, dims: Sequence[int], location: str, offset: int, length: int
+) -> TensorProto:
+    tensor = TensorProto(
+        name=name, dims=list(dims), data_type=TensorProto.FLOAT, data_location=TensorProto.EXTERNAL
+    )
+    for key, value in (("location", location), ("offset", str(offset)), ("length", str(length))):
+        entry = tensor.external_data.add()
+        entry.key, entry.value = key, value
+    return tensor
+
+
+def _write_floats(f, rng: np.random.Generator, count: int) -> None:
+    """`count` float32 small integers (many ties), 16 Mi values at a time."""
+    chunk = 1 << 24
+    for start in range(0, count, chunk):
+        n = min(chunk, count - start)
+        rng.integers(-50, 50, size=n, dtype=np.int8).astype(np.float32).tofile(f)
+
+
+def write_heavy(directory: Path, scale: Scale, over_2gb: bool) -> Path:
+    """Write heavy.onnx + heavy.onnx.data, or over2gb.onnx + over2gb.onnx.data.
+
+    over-2GB has the heavy weights and, at the end of the same data file, one more tensor
+    of `big_rows` x cols floats (over 2 GiB, so no protobuf can hold it, and it lies past
+    offset 2^31). Weights are written a chunk at a time; the over-2GB data file starts as
+    an in-kernel copy of the heavy one.
+    """
+    name = "over2gb.onnx" if over_2gb else "heavy.onnx"
+    path, data = directory / name, directory / f"{name}.data"
+    nbytes = scale.rows * scale.cols * 4
+    if over_2gb:
+        _copy_file(directory / "heavy.onnx.data", data)
+    else:
+        with open(data, "wb") as f:
+            _write_floats(f, np.random.default_rng(20), scale.weights * scale.rows * scale.cols)
+    weights = [
+        _external(f"w{i}", [scale.rows, scale.cols], data.name, i * nbytes, nbytes)
+        for i in range(scale.weights)
+    ]
+    big = None
+    if over_2gb:
+        count = scale.big_rows * scale.cols
+        with open(data, "ab") as f:
+            offset = f.tell()
+            _write_floats(f, np.random.default_rng(21), count)
+        big = _external("w_big", [scale.big_rows, scale.cols], data.name, offset, count * 4)
+    model = helper.make_model(
+        heavy_graph(scale, weights, big), opset_imports=[helper.make_opsetid("", 20)], ir_version=9
+    )
+    onnx.save(model, path)
+    onnx.checker.check_model(str(path), full_check=True)
+    return path
+
+
+def _copy_file(source: Path, destination: Path) -> None:
+    with open(source, "rb") as src, open(destination, "wb") as dst:
+        size = os.fstat(src.fileno()).st_size
+        copied = 0
+        while copied < size:
+            n = os.copy_file_range(src.fileno(), dst.fileno(), min(GIB, size - copied))
+            if n == 0:
+                break
+            copied += n
+        if copied < size:
+            shutil.copyfileobj(src, dst)
+
+
+def prepare_inputs(
+    workdir: Path, scale: Scale, scenarios: Sequence[str], log: Callable[[str], None]
+) -> dict[str, Path]:
+    """Make (or reuse, when the stamp matches) the input models; returns name -> path."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / ".gitignore").write_text("# generated by benchmarks/bench.py\n*\n")
+    stamp_path = workdir / "inputs.json"
+    stamp = {"generator": GENERATOR_VERSION, "scale": dataclasses.asdict(scale)}
+    old = json.loads(stamp_path.read_text()) if stamp_path.exists() else None
+    inputs = {
+        "wide20": workdir / "wide_opset20.onnx",
+        "wide13": workdir / "wide_opset13.onnx",
+        "heavy": workdir / "heavy.onnx",
+        "over2gb": workdir / "over2gb.onnx",
+    }
+    wanted = {"wide": ["wide20", "wide13"], "heavy": ["heavy"], "over2gb": ["heavy", "over2gb"]}
+    needed = sorted({key for scenario in scenarios for key in wanted[scenario]})
+    if old != stamp:
+        for path in workdir.glob("*.onnx*"):
+            path.unlink()
+    for key in needed:
+        path = inputs[key]
+        if path.exists() and (key.startswith("wide") or Path(f"{path}.data").exists()):
+            continue
+        started = time.monotonic()
+        if key.startswith("wide"):
+            model = wide_model(scale.wide_nodes, 20 if key == "wide20" else 13)
+            onnx.checker.check_model(model, full_check=True)
+            onnx.save(model, path)
+        else:
+            write_heavy(workdir, scale, over_2gb=key == "over2gb")
+        log(
+            f"generated {path.name} ({_size_text(_model_bytes(path))}) in "
+            f"{time.monotonic() - started:.1f} s"
+        )
+    stamp_path.write_text(json.dumps(stamp))
+    return {key: inputs[key] for key in needed}
+
+
+def _model_bytes(path: Path) -> int:
+    data = Path(f"{path}.data")
+    return path.stat().st_size + (data.stat().st_size if data.exists() else 0)
+
+
+def _size_text(nbytes: float) -> str:
+    return f"{nbytes / 1e9:.2f} GB" if nbytes >= 1e8 else f"{nbytes / 1e6:.1f} MB"
+
+
+# --- candidates ---------------------------------------------------------------------------
+
+VERSION_CONVERTER = """\
+import sys
+import onnx, onnx.version_converter
+source, target, out, external = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+model = onnx.load(source, load_external_data=external == "load")
+converted = onnx.version_converter.convert_version(model, target)
+onnx.save(converted, out)
+"""
+
+IO_FLOOR = """\
+import sys
+import onnx
+onnx.save(onnx.load(sys.argv[1]), sys.argv[2])
+"""
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+    scenario: str  # wide / heavy / over2gb
+    name: str  # maxlower / onnx.version_converter / ...
+    conversion: str  # "20→18", or "copy"
+    argv: tuple[str, ...]
+    output: Path | None  # the model it writes
+    role: str  # "maxlower", "baseline" (ratios are to it), "floor", "other"
+    verify: bool = True  # check and run the output
+
+    @property
+    def key(self) -> str:
+        return f"{self.scenario} {self.conversion} {self.name}"
+
+
+def candidates(inputs: dict[str, Path], outdir: Path, scenarios: Sequence[str]) -> list[Candidate]:
+    python = sys.executable
+    result = []
+
+    def maxlower_run(scenario: str, source: Path, target: int, label: str) -> Candidate:
+        out = outdir / f"{source.stem}.maxlower.opset{target}.onnx"
+        return Candidate(
+            scenario,
+            "maxlower",
+            label,
+            (
+                python,
+                "-m",
+                "maxlower",
+                "convert",
+                str(source),
+                "--opset",
+                str(target),
+                "-o",
+                str(out),
+            ),
+            out,
+            "maxlower",
+        )
+
+    def converter_run(
+        scenario: str,
+        source: Path,
+        target: int,
+        label: str,
+        external: str = "load",
+        *,
+        name: str = "onnx.version_converter",
+        directory: Path = outdir,
+        role: str = "baseline",
+    ) -> Candidate:
+        out = directory / f"{source.stem}.vc-{external}.opset{target}.onnx"
+        return Candidate(
+            scenario,
+            name,
+            label,
+            (python, "-c", VERSION_CONVERTER, str(source), str(target), str(out), external),
+            out,
+            role,
+        )
+
+    if "wide" in scenarios:
+        for source_key, target in (("wide20", 18), ("wide20", 17), ("wide20", 13), ("wide13", 18)):
+            source = inputs[source_key]
+            label = f"{source_key[4:]}→{target}"
+            result.append(maxlower_run("wide", source, target, label))
+            result.append(converter_run("wide", source, target, label))
+        for source_key in ("wide20", "wide13"):
+            source = inputs[source_key]
+            out = outdir / f"{source.stem}.io-floor.onnx"
+            result.append(
+                Candidate(
+                    "wide",
+                    "onnx.load + onnx.save",
+                    f"{source_key[4:]} (I/O)",
+                    (python, "-c", IO_FLOOR, str(source), str(out)),
+                    out,
+                    "floor",
+                    verify=False,
+                )
+            )
+    for scenario in ("heavy", "over2gb"):
+        if scenario not in scenarios:
+            continue
+        source = inputs[scenario]
+        result.append(maxlower_run(scenario, source, 13, "20→13"))
+        result.append(converter_run(scenario, source, 13, "20→13"))
+        # Weights left on disk; the output must sit beside the input to find them.
+        result.append(
+            converter_run(
+                scenario,
+                source,
+                13,
+                "20→13",
+                "keep",
+                directory=source.parent,
+                name="onnx.version_converter, load_external_data=False",
+                role="other",
+            )
+        )
+        copy_dir = outdir / f"{scenario}-copy"
+        copy_dir.mkdir(parents=True, exist_ok=True)
+        result.append(
+            Candidate(
+                scenario,
+                "cp (model + data)",
+                "copy",
+                ("cp", "--reflink=never", str(source), f"{source}.data", str(copy_dir)),
+                copy_dir / source.name,
+                "floor",
+                verify=False,
+            )
+        )
+    return result
+
+
+# --- running ------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Run:
+    seconds: float
+    peak_rss: int  # bytes
+    returncode: int
+    error: str = ""
+
+
+# The candidates are started by this small process, not by the benchmark: a child's peak
+# RSS counts the memory of the process it was forked from, which for this script (numpy,
+# onnx, onnxruntime) is over 100 MB. The launcher's own ~10 MB is the floor of every figure.
+LAUNCHER = """\
+import json, os, sys, time
+started = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    try:
+        os.execvp(sys.argv[1], sys.argv[1:])
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+json.dump({"seconds": time.perf_counter() - started, "peak_rss": usage.ru_maxrss * 1024,
+           "returncode": os.waitstatus_to_exitcode(status)}, sys.stdout)
+"""
+
+
+def run_once(candidate: Candidate, env: dict[str, str]) -> Run:
+    """One whole process: wall time from fork to reaped, peak RSS from wait4 (Linux
+    reports ru_maxrss in KiB)."""
+    done = subprocess.run(
+        [sys.executable, "-c", LAUNCHER, *candidate.argv],
+        env=env,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    figures = json.loads(done.stdout)
+    error = ""
+    if figures["returncode"] != 0:
+        error = _last_error_line(done.stderr.strip().splitlines())
+    return Run(figures["seconds"], figures["peak_rss"], figures["returncode"], error)
+
+
+def _last_error_line(lines: list[str]) -> str:
+    for line in reversed(lines):
+        if line.strip() and not line.startswith(" "):
+            return line.strip()[:400]
+    return lines[-1].strip()[:400] if lines else "(no message)"
+
+
+def child_env() -> dict[str, str]:
+    """The candidates' environment: bytecode caching on (as for any installed program), one
+    thread for onnxruntime-free libraries that might spawn pools."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+# --- checking the outputs -----------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Verdict:
+    ok: bool
+    text: str
+
+
+def verify_output(source: Path, output: Path) -> Verdict:
+    """onnx.checker (full, by path, so external data is checked where it lies) and the same
+    outputs as the source in onnxruntime on two seeded inputs; the weights are read by
+    onnxruntime, never by this process."""
+    try:
+        onnx.checker.check_model(str(output), full_check=True)
+    except Exception as error:  # ValidationError, InferenceError
+        return Verdict(False, f"fails onnx.checker: {_first_line(error)}")
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.log_severity_level = 4
+    feeds_list = []
+    expected = []
+    try:
+        session = onnxruntime.InferenceSession(
+            str(source), options, providers=["CPUExecutionProvider"]
+        )
+        for seed in (0, 1):
+            feeds = _feeds(session, seed)
+            feeds_list.append(feeds)
+            expected.append(session.run(None, feeds))
+        del session
+        session = onnxruntime.InferenceSession(
+            str(output), options, providers=["CPUExecutionProvider"]
+        )
+        for feeds, want in zip(feeds_list, expected):
+            got = session.run(None, feeds)
+            if len(got) != len(want) or not all(map(bit_equal, want, got)):
+                return Verdict(False, "outputs differ from the input model's")
+    except Exception as error:
+        return Verdict(False, f"does not run: {_first_line(error)}")
+    return Verdict(True, "ok")
+
+
+def _feeds(session: onnxruntime.InferenceSession, seed: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for arg in session.get_inputs():
+        shape = [d if isinstance(d, int) else 1 for d in arg.shape]
+        if arg.type == "tensor(int64)":
+            feeds[arg.name] = rng.integers(0, 4, size=shape, dtype=np.int64)
+        else:
+            values = rng.integers(-4, 4, size=shape).astype(np.float32)  # ties
+            feeds[arg.name] = values
+    return feeds
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return (text.splitlines()[0] if text else type(error).__name__)[:300]
+
+
+# --- the report ---------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Measured:
+    candidate: Candidate
+    runs: list[Run]
+    verdict: Verdict | None = None
+
+    @property
+    def ok_runs(self) -> list[Run]:
+        return [r for r in self.runs if r.returncode == 0]
+
+    @property
+    def failed(self) -> bool:
+        return not self.ok_runs
+
+    @property
+    def seconds(self) -> float:
+        return statistics.median(r.seconds for r in (self.ok_runs or self.runs))
+
+    @property
+    def peak_rss(self) -> int:
+        return int(statistics.median(r.peak_rss for r in (self.ok_runs or self.runs)))
+
+    def status(self) -> str:
+        if self.failed:
+            return f"**fails**: `{self.runs[0].error}`"
+        if len(self.ok_runs) < len(self.runs):
+            return f"fails in {len(self.runs) - len(self.ok_runs)} of {len(self.runs)} runs"
+        if self.verdict is None:
+            return "written (not checked)"
+        return "ok: checker + bit-exact" if self.verdict.ok else f"**{self.verdict.text}**"
+
+
+def measure(
+    cands: Sequence[Candidate], rounds: int, env: dict[str, str], log: Callable[[str], None]
+) -> list[Measured]:
+    """Round-robin: every candidate once per round, in a rotated order, so that drifts in
+    the machine's load spread over all of them. A candidate that fails in round 1 is not
+    run again (a failure is an outcome, not a time)."""
+    results = [Measured(c, []) for c in cands]
+    for round_index in range(rounds):
+        shift = round_index % len(results)
+        for measured in results[shift:] + results[:shift]:
+            if round_index and measured.failed:
+                continue
+            run = run_once(measured.candidate, env)
+            measured.runs.append(run)
+            log(
+                f"round {round_index + 1}/{rounds}: {measured.candidate.key}: "
+                f"{run.seconds:.2f} s, {run.peak_rss / 1e6:.0f} MB"
+                + (f", exit {run.returncode}: {run.error}" if run.returncode else "")
+            )
+    return results
+
+
+def stage_profile(
+    source: Path, target: int, output: Path, env: dict[str, str]
+) -> list[tuple[str, float]]:
+    """Where maxlower's time goes: interpreter start and imports (a process that only
+    imports maxlower's CLI, minus an empty one), then `--timings`, median of 3 runs each."""
+    python = sys.executable
+
+    def wall(argv: Sequence[str]) -> float:
+        started = time.perf_counter()
+        subprocess.run(argv, env=env, cwd=REPO_ROOT, check=True, capture_output=True)
+        return time.perf_counter() - started
+
+    bare = statistics.median(wall([python, "-c", "pass"]) for _ in range(3))
+    imports = statistics.median(wall([python, "-c", "import maxlower.cli"]) for _ in range(3))
+    stages: dict[str, list[float]] = {}
+    for _ in range(3):
+        done = subprocess.run(
+            [
+                python,
+                "-m",
+                "maxlower",
+                "convert",
+                str(source),
+                "--opset",
+                str(target),
+                "-o",
+                str(output),
+                "--timings",
+            ],
+            env=env,
+            cwd=REPO_ROOT,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        for line in done.stderr.strip().splitlines():
+            label, _, seconds = line.rpartition("  ")
+            stages.setdefault(label.strip(), []).append(float(seconds.split()[0]))
+    return [
+        ("Python start", bare),
+        ("imports (onnx, onnx_ir, maxlower, …)", imports - bare),
+        *((label, statistics.median(values)) for label, values in stages.items()),
+    ]
+
+
+def _ratio(value: float, base: float | None) -> str:
+    return f"{value / base:.2f}×" if base else "–"
+
+
+def scenario_table(results: Sequence[Measured], scenario: str, ratio_role: str) -> list[str]:
+    rows = [m for m in results if m.candidate.scenario == scenario]
+    lines = [
+        "| conversion | candidate | median wall | ratio | median peak RSS | output |",
+        "|---|---|---:|---:|---:|---|",
+    ]
+    for measured in rows:
+        c = measured.candidate
+        base = next(
+            (
+                m
+                for m in rows
+                if m.candidate.role == ratio_role
+                and not m.failed
+                and (ratio_role == "floor" or m.candidate.conversion == c.conversion)
+            ),
+            None,
+        )
+        ratio = "–" if measured.failed or base is None else _ratio(measured.seconds, base.seconds)
+        lines.append(
+            f"| {c.conversion} | {c.name} | {measured.seconds:.2f} s | {ratio} | "
+            f"{measured.peak_rss / 1e6:.0f} MB | {measured.status()} |"
+        )
+    return lines
+
+
+def find(
+    results: Sequence[Measured], scenario: str, conversion: str | None, role: str
+) -> Measured | None:
+    return next(
+        (
+            m
+            for m in results
+            if m.candidate.scenario == scenario
+            and m.candidate.role == role
+            and (conversion is None or m.candidate.conversion == conversion)
+        ),
+        None,
+    )
+
+
+def acceptance(results: Sequence[Measured], scenarios: Sequence[str]) -> list[str]:
+    lines = []
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "**not met**"
+
+    if "wide" in scenarios:
+        for conversion in ("20→18", "13→18"):
+            ours = find(results, "wide", conversion, "maxlower")
+            theirs = find(results, "wide", conversion, "baseline")
+            if ours and theirs and not ours.failed and not theirs.failed:
+                ratio = ours.seconds / theirs.seconds
+                lines.append(
+                    f"- wide {conversion}: maxlower {ours.seconds:.2f} s vs "
+                    f"onnx.version_converter {theirs.seconds:.2f} s = {ratio:.2f}× "
+                    f"(target ≤ 1.0×: {verdict(ratio <= 1.0)}; limit 1.5×: "
+                    f"{verdict(ratio <= 1.5)})"
+                )
+        ours = find(results, "wide", "20→13", "maxlower")
+        if ours:
+            lines.append(f"- wide 20→13: maxlower {ours.seconds:.2f} s (median), {ours.status()}")
+    if "heavy" in scenarios:
+        ours = find(results, "heavy", "20→13", "maxlower")
+        copy = find(results, "heavy", None, "floor")
+        if ours and copy and not ours.failed:
+            rss_ok = ours.peak_rss <= 300e6
+            ratio = ours.seconds / copy.seconds
+            lines.append(
+                f"- heavy: maxlower peak RSS {ours.peak_rss / 1e6:.0f} MB "
+                f"(≤ 300 MB: {verdict(rss_ok)}); wall {ours.seconds:.1f} s vs file "
+                f"copy {copy.seconds:.1f} s = {ratio:.2f}× (≤ 2×: "
+                f"{verdict(ratio <= 2)})"
+            )
+    if "over2gb" in scenarios:
+        ours = find(results, "over2gb", "20→13", "maxlower")
+        theirs = find(results, "over2gb", "20→13", "baseline")
+        if ours and theirs:
+            ok = not ours.failed and ours.verdict is not None and ours.verdict.ok
+            lines.append(
+                f"- over-2GB: maxlower {ours.status()} ({verdict(ok)}); "
+                f"onnx.version_converter: {theirs.status()}"
+            )
+    return lines
+
+
+def section(
+    meta: dict,
+    results: Sequence[Measured],
+    scenarios: Sequence[str],
+    profile: list[tuple[str, float]] | None,
+    quick: bool,
+) -> str:
+    scale: Scale = meta["scale"]
+    lines = [
+        START_MARKER,
+        "## Scale: large models, external data, and onnx.version_converter",
+        "",
+        "Written by `benchmarks/bench.py`; rerun it rather than editing this section.",
+        "",
+        f"- Date: {meta['date']}",
+        f"- Machine: {meta['machine']}",
+        "- Versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()),
+        f"- Command: `{meta['command']}` ({meta['seconds']:.0f} s wall clock)",
+        f"- Method: every candidate is a whole process (interpreter start and imports "
+        f"included), run {meta['rounds']} time(s), round-robin in rotated order; medians; "
+        "ratios are of medians from this run. Peak RSS is the process's `ru_maxrss` "
+        "(`os.wait4`). Outputs are then checked with `onnx.checker.check_model(path, "
+        "full_check=True)` and run in onnxruntime (CPU, optimisations off) next to their "
+        "input on two seeded inputs; all outputs must be bit-identical. Page cache warm; "
+        "other jobs shared the 2 cores, so absolute times are noisy.",
+    ]
+    if quick:
+        lines.append(
+            "- **--quick**: inputs scaled down (the over-2GB input is then not over "
+            "2 GB); a smoke test, not a measurement."
+        )
+    lines += ["", "### Acceptance", "", *acceptance(results, scenarios)]
+    if "wide" in scenarios:
+        lines += [
+            "",
+            f"### wide: {scale.wide_nodes:,} family nodes on [2, 3, 4] tensors",
+            "",
+            f"`wide_opset20.onnx` and `wide_opset13.onnx` ({meta['sizes']['wide20']} and "
+            f"{meta['sizes']['wide13']}): blocks of ReduceMax (axes [1], [-1], [0, 2], [2]), "
+            "Max (two or three inputs, broadcasting), ArgMax (axis 0-2, select_last_index "
+            "0/1) and an int64 Max. Ratios are to onnx.version_converter on the same "
+            "conversion; the I/O rows are the floor.",
+            "",
+            *scenario_table(results, "wide", "baseline"),
+        ]
+        if profile:
+            total = sum(seconds for _, seconds in profile)
+            lines += [
+                "",
+                "Where maxlower's time goes on wide 20→18 (medians of 3 runs; "
+                "stages from `maxlower convert --timings`):",
+                "",
+                "| stage | seconds | share |",
+                "|---|---:|---:|",
+            ]
+            lines += [
+                f"| {label} | {seconds:.3f} | {seconds / total:.0%} |" for label, seconds in profile
+            ]
+    for scenario, title in (("heavy", "heavy"), ("over2gb", "over-2GB")):
+        if scenario not in scenarios:
+            continue
+        size = meta["sizes"][scenario]
+        lines += ["", f"### {title}: {size} of float32 weights in one external data file", ""]
+        if scenario == "heavy":
+            lines.append(
+                f"`heavy.onnx`: {scale.weights} weights of [{scale.rows}, {scale.cols}] "
+                f"float32, each read by a ReduceMax (int64 axes in the model) feeding a Max "
+                f"chain, an ArgMax + int64 Max every {scale.argmax_every}; opset 20 → 13 (the "
+                "axes become attributes). Ratios are to the copy of the model and its data."
+            )
+        else:
+            lines.append(
+                f"`over2gb.onnx`: the heavy weights plus one [{scale.big_rows}, {scale.cols}] "
+                f"float32 tensor ({scale.big_rows * scale.cols * 4 / 2**30:.2f} GiB, past "
+                "offset 2 GiB), in one data file; opset 20 → 13. A ModelProto with the "
+                "weights loaded exceeds protobuf's 2 GB limit."
+            )
+        lines += ["", *scenario_table(results, scenario, "floor"), ""]
+        lines.append(
+            "`load_external_data=False` writes a model that points at the input's "
+            "data file (it must sit beside it) and copies no weights."
+        )
+    lines.append(END_MARKER)
+    return "\n".join(lines) + "\n"
+
+
+def write_section(path: Path, text: str) -> None:
+    """Replace the text between the markers (markers included), or append it; other
+    sections of the file are kept."""
+    old = path.read_text() if path.exists() else "# Benchmark results\n"
+    start, end = old.find(START_MARKER), old.find(END_MARKER)
+    if start != -1 and end > start:
+        new = old[:start] + text.rstrip("\n") + old[end + len(END_MARKER) :]
+    else:
+        new = old.rstrip("\n") + "\n\n" + text
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(new if new.endswith("\n") else new + "\n")
+
+
+def machine() -> str:
+    memory = "unknown RAM"
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                memory = f"{int(line.split()[1]) / 2**20:.1f} GiB RAM"
+    cpu = platform.processor() or platform.machine()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    return f"{os.cpu_count()} cores ({cpu}), {memory}, {platform.system()} {platform.release()}"
+
+
+def git_revision() -> str:
+    try:
+        return subprocess.run(
+            ["git", "describe", "--always", "--dirty"],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def versions() -> dict[str, str]:
+    return {
+        "python": platform.python_version(),
+        "onnx": onnx.__version__,
+        "onnx_ir": ir.__version__,
+        "onnxruntime": onnxruntime.__version__,
+        "numpy": np.__version__,
+        "maxlower": f"{maxlower.__version__} (git {git_revision()})",
+    }
+
+
+# --- command line -------------------------------------------------------------------------
+
+SCENARIOS = ("wide", "heavy", "over2gb")
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="small inputs, one round: a smoke test (< 2 minutes)"
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=None,
+        help=f"runs per candidate (default {FULL.rounds}; 1 with --quick)",
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=SCENARIOS,
+        help="run only this input (repeatable); default: all",
+    )
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=DEFAULT_WORKDIR,
+        help="where inputs and outputs go (default benchmarks/.work, which "
+        "git ignores); inputs are kept for the next run",
+    )
+    parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
+    parser.add_argument("--no-results", action="store_true", help="write no RESULTS.md")
+    parser.add_argument("--json", type=Path, help="also write every run here")
+    parser.add_argument(
+        "--clean", action="store_true", help="delete the inputs too at the end (outputs always are)"
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    scale = QUICK if args.quick else FULL
+    if args.rounds is not None:
+        scale = dataclasses.replace(scale, rounds=args.rounds)
+    scenarios = [s for s in SCENARIOS if not args.only or s in args.only]
+    started = time.monotonic()
+
+    def log(message: str) -> None:
+        print(f"[{time.monotonic() - started:6.1f} s] {message}", file=sys.stderr, flush=True)
+
+    workdir = args.workdir.resolve()
+    needed = (
+        4 * scale.weight_bytes + 2 * scale.big_rows * scale.cols * 4
+        if set(scenarios) & {"heavy", "over2gb"}
+        else 0
+    )
+    free = shutil.disk_usage(workdir.parent if not workdir.exists() else workdir).free
+    if needed > free:
+        log(f"needs about {needed / 1e9:.0f} GB of disk, {free / 1e9:.0f} GB free")
+        return 2
+    inputs = prepare_inputs(workdir, scale, scenarios, log)
+    outdir = workdir / "out"
+    outdir.mkdir(exist_ok=True)
+    env = child_env()
+    cands = candidates(inputs, outdir, scenarios)
+    try:
+        results = measure(cands, scale.rounds, env, log)
+        for measured in results:
+            c = measured.candidate
+            if c.verify and not measured.failed:
+                source = (
+                    inputs["wide20" if "20" in c.conversion.split("→")[0] else "wide13"]
+                    if c.scenario == "wide"
+                    else inputs[c.scenario]
+                )
+                log(f"checking {c.key}")
+                measured.verdict = verify_output(source, c.output)
+        profile = None
+        if "wide" in scenarios:
+            log("profiling maxlower on wide 20→18")
+            profile = stage_profile(inputs["wide20"], 18, outdir / "profile.onnx", env)
+    finally:
+        shutil.rmtree(outdir, ignore_errors=True)
+        for c in cands:  # version_converter's external-data-free outputs sit by the inputs
+            if c.output is not None and c.output.parent == workdir:
+                c.output.unlink(missing_ok=True)
+        if args.clean:
+            for path in workdir.glob("*.onnx*"):
+                path.unlink()
+    meta = {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": machine(),
+        "versions": versions(),
+        "command": shlex.join(
+            ["python", "benchmarks/bench.py", *(argv if argv is not None else sys.argv[1:])]
+        ),
+        "seconds": time.monotonic() - started,
+        "rounds": scale.rounds,
+        "scale": scale,
+        "sizes": {key: _size_text(_model_bytes(path)) for key, path in inputs.items()},
+    }
+    text = section(meta, results, scenarios, profile, args.quick)
+    if args.json:
+        args.json.write_text(
+            json.dumps(
+                {
+                    "meta": {k: v for k, v in meta.items() if k != "scale"},
+                    "scale": dataclasses.asdict(scale),
+                    "results": [
+                        {
+                            "key": m.candidate.key,
+                            "argv": list(m.candidate.argv),
+                            "runs": [dataclasses.asdict(r) for r in m.runs],
+                            "verdict": dataclasses.asdict(m.verdict) if m.verdict else None,
+                        }
+                        for m in results
+                    ],
+                    "profile": profile,
+                },
+                indent=1,
+            )
+        )
+    if not args.no_results:
+        write_section(args.results, text)
+        log(f"wrote {args.results}")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
