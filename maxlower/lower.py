@@ -64,13 +64,23 @@ def lower_ir_model(model: ir.Model, profile: ProfileLike) -> list[Lowering]:
             f"the input model fails onnx.checker (full check): {first_line}"
         ) from None
     ShapeInferencePass(strict_mode=False)(model)
+    lowerings = lower_typed_model(model, profile)
+    if lowerings:
+        ShapeInferencePass(strict_mode=False)(model)
+    check_full(model)
+    return lowerings
+
+
+def lower_typed_model(model: ir.Model, profile: ProfileLike) -> list[Lowering]:
+    """The lowering proper, in place, for a model whose values carry the types and shapes
+    shape inference gives (`maxlower.io.load_model(path, infer_shapes=True)`); the result is
+    neither shape-inferred nor checked (the command line does both when it writes)."""
+    profile = load_profile(profile)
     InferFunctionTypesPass()(model)  # function bodies get the types their calls imply
     legalize = LegalizePass(profile)
     legalize(model)
     if legalize.lowerings:
         model.ir_version = max(model.ir_version, 4)  # initializers apart from the inputs
-        ShapeInferencePass(strict_mode=False)(model)
-    check_full(model)
     return legalize.lowerings
 
 
@@ -95,5 +105,6 @@ __all__ = [
     "load_profile",
     "lower",
     "lower_ir_model",
+    "lower_typed_model",
     "lower_with_report",
 ]
