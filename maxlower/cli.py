@@ -1,4 +1,4 @@
-"""The `maxlower` command line: `convert` and `inspect`."""
+"""The `maxlower` command line: `convert`, `lower`, `profiles`, `inspect` and `verify`."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import click
 import onnx_ir as ir
+from onnx_ir.passes.common import ShapeInferencePass
 
 from maxlower import __version__
 from maxlower.api import LATEST_OPSET, InvalidModelError, check_target_opset, convert_typed_model
@@ -30,6 +31,8 @@ from maxlower.io import (
     same_file,
     write_checked,
 )
+from maxlower.lower import lower_typed_model
+from maxlower.profiles import Profile, load_profile, shipped_profiles
 from maxlower.verify.cli import (
     VERIFY_EXIT_CODES_HELP,
     Verification,
@@ -39,6 +42,7 @@ from maxlower.verify.cli import (
 from passes.builder import FAMILY, schema_version
 from passes.errors import ConversionError
 from passes.graph_utils import containers, node_label
+from passes.legalize import Lowering
 from passes.version.convert import Rewrite
 
 EXIT_INTERNAL, EXIT_INVALID, EXIT_NO_EXACT_FORM = 1, 2, 3
@@ -129,6 +133,8 @@ result always passes onnx.checker with full_check.
 Examples:
   maxlower convert model.onnx --opset 13          writes model.opset13.onnx
   maxlower convert model.onnx --opset 11 --dry-run
+  maxlower lower model.onnx --profile primitives  writes model.primitives.onnx
+  maxlower profiles                               lists the backend profiles
   maxlower inspect model.onnx --opset 11
   maxlower verify model.onnx model.opset13.onnx
 
@@ -162,6 +168,10 @@ Examples:
   maxlower convert model.onnx --opset 13 --dry-run      # summary only
   maxlower convert model.onnx --opset 13 --in-place     # replaces model.onnx
   maxlower convert model.onnx --opset 11 --verify       # proves it, or writes nothing
+  maxlower convert model.onnx --opset 13 --profile tensorrt   # convert, then lower
+
+With --profile P the converted model is also lowered for the backend profile P, as
+`maxlower lower` does, and OUT defaults to <stem>.opset<N>.<P>.onnx.
 
 With --verify the original and the result run on the same generated inputs (see
 `maxlower verify --help`, whose input options apply here too); on a difference
@@ -180,6 +190,9 @@ nothing is written and the exit code is 1 (--force writes anyway, still exit 1).
               help="Convert and print the summary, but write nothing.")
 @click.option("--in-place", is_flag=True,
               help="Allow replacing IN with the result (the default OUT becomes IN).")
+@click.option("--profile", "-p", "profile_name", default=None, metavar="P",
+              help="Also lower the result for backend profile P: a shipped profile "
+              "(`maxlower profiles`) or the path of a profile .toml file.")
 @click.option("--expand-functions", is_flag=True,
               help="Let an op that does not exist at N (LayerNormalization below 17, say) "
               "become its ONNX function body. Off by default: the body is the spec's "
@@ -189,21 +202,15 @@ nothing is written and the exit code is 1 (--force writes anyway, still exit 1).
 @TIMINGS_OPTION
 @DEBUG_OPTION
 def convert(input_path: pathlib.Path, opset: int, output_path: pathlib.Path | None,
-            dry_run: bool, in_place: bool, expand_functions: bool, debug: bool,
-            verification: Verification,
-            timings: bool) -> None:
+            dry_run: bool, in_place: bool, profile_name: str | None, expand_functions: bool,
+            debug: bool, verification: Verification, timings: bool) -> None:
     progress = Progress()  # stage lines and a bar for the data file, on a terminal only
     with _errors_to_exit_codes(debug), _timings_report(progress, timings), _no_cyclic_gc():
-        if output_path is None:
-            output_path = input_path if in_place else default_output_path(input_path, opset)
-        if same_file(output_path, input_path) and not in_place:
-            raise InvalidModelError(
-                f"the output {str(output_path)!r} is the input file; pass --in-place to "
-                "replace it, or choose another path with -o")
-        if in_place and not same_file(output_path, input_path):
-            raise InvalidModelError(
-                f"--in-place writes over IN, but -o names another file ({str(output_path)!r}); "
-                "pass one or the other")
+        profile = load_profile(profile_name) if profile_name is not None else None
+        default = default_output_path(input_path, opset)
+        if profile is not None:
+            default = default.with_name(f"{default.stem}.{profile.name}.onnx")
+        output_path = _output_path(input_path, output_path, in_place, default)
         check_target_opset(opset)
         if not dry_run:
             check_destination(output_path)
@@ -214,11 +221,14 @@ def convert(input_path: pathlib.Path, opset: int, output_path: pathlib.Path | No
             original_nodes = _family_node_order(model)
             converted = convert_typed_model(model, opset, expand_functions=expand_functions)
             rewrites = in_graph_order(converted, original_nodes)
+        lowerings = _lower(model, profile, progress, typed=False) if profile else []
         checked = check_result(model, progress)
 
         lines = [f"{input_path}: opset {_opset_text(source)} → {opset}"]
         lines += [f"  {_rewrite_line(r)}" for r in rewrites] or [
             "  no Max-family node needed rewriting"]
+        if profile is not None:
+            lines += _lowering_lines(profile, lowerings)
         click.echo("\n".join(lines))
         if not verification.allows_writing(model, None if dry_run else output_path):
             verification.finish()
@@ -228,6 +238,130 @@ def convert(input_path: pathlib.Path, opset: int, output_path: pathlib.Path | No
             write_checked(checked, output_path, progress=progress)
             click.echo(f"wrote {output_path}")
         verification.finish()
+
+
+@cli.command(
+    help=f"""Lower the model IN for the backend profile P, exactly, and write it to OUT.
+
+A profile says what a backend accepts: which of Max, ReduceMax and ArgMax it has, for
+which element types, and constraints such as constant axes, no select_last_index or a
+minimum rank (`maxlower profiles` lists the shipped ones; --profile also takes the
+path of your own .toml file, schema in README.md). Every node that P does not accept
+is rewritten into the cheapest exact form that P accepts (for example ArgMax without
+ArgMax: ReduceMax + Equal + Where + ReduceMin), at IN's own opset; the result is
+checked with onnx.checker (full_check) and written. A summary lists each lowered node,
+why P rejects it and the decompositions used.
+
+OUT defaults to <stem>.<P>.onnx beside IN. As for `convert`: IN is never overwritten
+without --in-place, OUT is written atomically, and nothing is written on an error.
+
+\b
+Examples:
+  maxlower lower model.onnx --profile primitives        # -> model.primitives.onnx
+  maxlower lower model.onnx --profile onnxruntime --verify
+  maxlower lower model.onnx --profile my_backend.toml -o out.onnx
+  maxlower convert model.onnx --opset 13 --profile tensorrt   # convert, then lower
+
+With --verify the original and the result run on the same generated inputs (see
+`maxlower verify --help`); on a difference nothing is written and the exit code is 1.
+
+{EXIT_CODES_HELP}
+Here exit code 3 means that some node has no exact form that P accepts; the message
+says what P would have to accept. An unknown or malformed profile is exit code 2.""",
+    short_help="Lower a model for a backend profile, exactly.",
+)
+@click.argument("input_path", metavar="IN", type=click.Path(path_type=pathlib.Path))
+@click.option("--profile", "-p", "profile_name", required=True, metavar="P",
+              help="A shipped profile (`maxlower profiles`) or the path of a profile .toml "
+              "file. Required.")
+@click.option("-o", "--output", "output_path", type=click.Path(path_type=pathlib.Path),
+              metavar="OUT", help="Where to write the result. Default: <stem>.<P>.onnx "
+              "beside IN.")
+@click.option("--dry-run", is_flag=True,
+              help="Lower and print the summary, but write nothing.")
+@click.option("--in-place", is_flag=True,
+              help="Allow replacing IN with the result (the default OUT becomes IN).")
+@verification_options(gate=True)
+@TIMINGS_OPTION
+@DEBUG_OPTION
+def lower(input_path: pathlib.Path, profile_name: str, output_path: pathlib.Path | None,
+          dry_run: bool, in_place: bool, debug: bool, verification: Verification,
+          timings: bool) -> None:
+    progress = Progress()
+    with _errors_to_exit_codes(debug), _timings_report(progress, timings), _no_cyclic_gc():
+        profile = load_profile(profile_name)
+        default = input_path.with_name(f"{input_path.stem}.{profile.name}.onnx")
+        output_path = _output_path(input_path, output_path, in_place, default)
+        if not dry_run:
+            check_destination(output_path)
+        model = load_model(input_path, infer_shapes=True, progress=progress)
+        verification.remember(model)
+        lowerings = _lower(model, profile, progress, typed=True)
+        checked = check_result(model, progress)
+
+        lines = [f"{input_path}: opset {_opset_text(model.opset_imports.get(''))}"]
+        click.echo("\n".join(lines + _lowering_lines(profile, lowerings)))
+        if not verification.allows_writing(model, None if dry_run else output_path):
+            verification.finish()
+        if dry_run:
+            click.echo(f"dry run: {output_path} not written")
+        else:
+            write_checked(checked, output_path, progress=progress)
+            click.echo(f"wrote {output_path}")
+        verification.finish()
+
+
+@cli.command(
+    help="""List the backend profiles that ship with maxlower, one line each.
+
+Pass a name to `maxlower lower --profile NAME` or `maxlower convert --profile NAME`,
+or write your own profile file and pass its path (schema: README.md, "Lowering and
+profiles"). Each shipped file is in maxlower/profiles/ and cites its sources.""",
+    short_help="List the backend profiles.",
+)
+@click.option("--paths", is_flag=True, help="Also print where each profile file is.")
+@DEBUG_OPTION
+def profiles(paths: bool, debug: bool) -> None:
+    with _errors_to_exit_codes(debug):
+        shipped = shipped_profiles()
+        width = max(len(name) for name in shipped)
+        for name, profile in shipped.items():
+            where = f"  ({profile.path})" if paths else ""
+            click.echo(f"{name:<{width}}  {profile.description}{where}")
+
+
+def _output_path(input_path: pathlib.Path, output_path: pathlib.Path | None, in_place: bool,
+                 default: pathlib.Path) -> pathlib.Path:
+    """OUT as given, or the default; IN only with --in-place (and then not another -o)."""
+    if output_path is None:
+        output_path = input_path if in_place else default
+    if same_file(output_path, input_path) and not in_place:
+        raise InvalidModelError(
+            f"the output {str(output_path)!r} is the input file; pass --in-place to "
+            "replace it, or choose another path with -o")
+    if in_place and not same_file(output_path, input_path):
+        raise InvalidModelError(
+            f"--in-place writes over IN, but -o names another file ({str(output_path)!r}); "
+            "pass one or the other")
+    return output_path
+
+
+def _lower(model: ir.Model, profile: Profile, progress: Progress, typed: bool
+           ) -> list[Lowering]:
+    """Lower in place for `profile`; a converted model first gets the types of the values
+    conversion added."""
+    with progress.stage(f"lowering for profile {profile.name!r}"):
+        if not typed:
+            ShapeInferencePass(strict_mode=False)(model)
+        return lower_typed_model(model, profile)
+
+
+def _lowering_lines(profile: Profile, lowerings: list[Lowering]) -> list[str]:
+    if not lowerings:
+        return [f"  profile {profile.name!r}: every node is accepted as it is"]
+    return [f"  profile {profile.name!r}: {x.where}: node {x.node!r} {x.op_type} "
+            f"({x.rejection}): {' → '.join(x.steps)}, {x.nodes_after} nodes"
+            for x in lowerings]
 
 
 @cli.command(
