@@ -2,9 +2,10 @@
 
     Where(c, a, b), T an integer type  →  Add(Mul(a, Cast(c, T)), Mul(b, Cast(Not(c), T)))
 
-Not a member of the Max family, but the exact forms of Max emit it (the select form here,
-and passes.version.max's int64/uint64 form below opset 12), and onnxruntime's CPU kernels of
-Where skip int16, uint16 and uint64. For integers the arithmetic is exact: one product is
+Not a member of the Max family, but the exact forms of Max emit it (the select form, and
+passes.version.max's int64/uint64 form below opset 12), and onnxruntime's CPU kernels of
+Where skip int16, uint16 and uint64. `arithmetic_select` is also Max's integer form
+without Where (passes.decompose.max). For integers the arithmetic is exact: one product is
 the value times 1, the other is times 0, and adding 0 never overflows. Floats are left
 alone: inf * 0 is NaN. Broadcasting is Where's: Mul and Add broadcast the same way.
 """
@@ -23,15 +24,21 @@ def integers_to_arithmetic(node: ir.Node, b: Builder) -> str | None:
     dtype = a.dtype
     if dtype not in SIGNED | UNSIGNED:
         return None
+    replace_node(node, arithmetic_select(b, condition, a, c, dtype))
+    return f"{dtype.name} Where as a*c + b*(1-c)"
+
+
+def arithmetic_select(
+    b: Builder, condition: ir.Value, x: ir.Value, y: ir.Value, dtype: ir.DataType
+) -> ir.Value:
+    """Where(condition, x, y) for integer x and y, without Where: x*c + y*(1-c)."""
     take = b.cast(condition, dtype)
     leave = b.cast(b.op("Not", [condition], dtype=DT.BOOL), dtype)
-    result = b.op(
+    return b.op(
         "Add",
-        [b.op("Mul", [a, take], dtype=dtype), b.op("Mul", [c, leave], dtype=dtype)],
+        [b.op("Mul", [x, take], dtype=dtype), b.op("Mul", [y, leave], dtype=dtype)],
         dtype=dtype,
     )
-    replace_node(node, result)
-    return f"{dtype.name} Where as a*c + b*(1-c)"
 
 
 DECOMPOSITIONS = [
