@@ -171,53 +171,132 @@ def measure_pair(a: onnx.ModelProto, b: onnx.ModelProto, runs: int) -> tuple[flo
 
 
 ROWS = [
-    Row("Max", "max_binary_to_select", "2 inputs",
+    Row(
+        "Max",
+        "max_binary_to_select",
+        "2 inputs",
         "onnxruntime's Where branches on every element: on a data-dependent condition it "
-        "costs 41 Adds (--weights), about 20 Max, and the select form needs it"),
-    Row("Max", "max_binary_to_arithmetic", "2 inputs (int32)",
-        "Greater, 2 Casts, Not, 2 Mul and an Add: 7 kernels against one"),
-    Row("Max", "max_nary_to_binary_chain", "3 inputs",
-        "two binary Max write an intermediate tensor that the 3-input kernel does not"),
-    Row("Max", "max_broadcasting_to_explicit", "broadcast [4096]",
-        "Expand materialises the broadcast input"),
-    Row("Max", "max_widen_to_double", "2 inputs (float32)",
-        "3 Casts (each 1.8 Adds in onnxruntime) and a Max on twice the bytes"),
-    Row("Max", "max_widen_to_int64", "2 inputs (int32)",
-        "3 Casts (each 1.8 Adds in onnxruntime) and a Max on twice the bytes"),
-    Row("Max", "max_stack_and_reduce", "2 inputs",
-        "Unsqueeze + Concat copy both inputs before the reduction"),
-    Row("Max", "primitives", "2 inputs",
-        "floats: the select form, whose Where dominates; integers: the arithmetic form"),
-    Row("ReduceMax", "reduce_max_slice_tree", "axis 1, keepdims 0",
-        "12 levels of Slice + Max: about 2 full passes, and each level is a separate kernel"),
-    Row("ReduceMax", "reduce_max_loop", "axis 1, keepdims 0",
+        "costs 41 Adds (--weights), about 20 Max, and the select form needs it",
+    ),
+    Row(
+        "Max",
+        "max_binary_to_arithmetic",
+        "2 inputs (int32)",
+        "Greater, 2 Casts, Not, 2 Mul and an Add: 7 kernels against one",
+    ),
+    Row(
+        "Max",
+        "max_nary_to_binary_chain",
+        "3 inputs",
+        "two binary Max write an intermediate tensor that the 3-input kernel does not",
+    ),
+    Row(
+        "Max",
+        "max_broadcasting_to_explicit",
+        "broadcast [4096]",
+        "Expand materialises the broadcast input",
+    ),
+    Row(
+        "Max",
+        "max_widen_to_double",
+        "2 inputs (float32)",
+        "3 Casts (each 1.8 Adds in onnxruntime) and a Max on twice the bytes",
+    ),
+    Row(
+        "Max",
+        "max_widen_to_int64",
+        "2 inputs (int32)",
+        "3 Casts (each 1.8 Adds in onnxruntime) and a Max on twice the bytes",
+    ),
+    Row(
+        "Max",
+        "max_stack_and_reduce",
+        "2 inputs",
+        "Unsqueeze + Concat copy both inputs before the reduction",
+    ),
+    Row(
+        "Max",
+        "primitives",
+        "2 inputs",
+        "floats: the select form, whose Where dominates; integers: the arithmetic form",
+    ),
+    Row(
+        "ReduceMax",
+        "reduce_max_slice_tree",
+        "axis 1, keepdims 0",
+        "12 levels of Slice + Max: about 2 full passes, and each level is a separate kernel",
+    ),
+    Row(
+        "ReduceMax",
+        "reduce_max_loop",
+        "axis 1, keepdims 0",
         "4096 Loop iterations, each a Gather, Unsqueeze and Max on 64 elements: per-iteration "
-        "overhead dominates"),
-    Row("ReduceMax", "reduce_max_axes_to_chain", "axes 0,1 (all)",
-        "a second reduction over the intermediate [64] result"),
-    Row("ReduceMax", "reduce_max_runtime_axes_to_constant", "run-time axes [1], keepdims 1",
-        "per axis one ReduceMax, a Tile of the data and a Concat: the data is copied twice"),
-    Row("ReduceMax", "reduce_max_widen_to_double", "axis 1 (float32)",
-        "2 Casts around the reduction, each 3x the reduction itself in onnxruntime"),
-    Row("ReduceMax", "reduce_max_widen_to_int64", "axis 1 (int32)",
-        "2 Casts around the reduction, each 3x the reduction itself in onnxruntime"),
-    Row("ReduceMax", "primitives", "axis 1, keepdims 0",
+        "overhead dominates",
+    ),
+    Row(
+        "ReduceMax",
+        "reduce_max_axes_to_chain",
+        "axes 0,1 (all)",
+        "a second reduction over the intermediate [64] result",
+    ),
+    Row(
+        "ReduceMax",
+        "reduce_max_runtime_axes_to_constant",
+        "run-time axes [1], keepdims 1",
+        "per axis one ReduceMax, a Tile of the data and a Concat: the data is copied twice",
+    ),
+    Row(
+        "ReduceMax",
+        "reduce_max_widen_to_double",
+        "axis 1 (float32)",
+        "2 Casts around the reduction, each 3x the reduction itself in onnxruntime",
+    ),
+    Row(
+        "ReduceMax",
+        "reduce_max_widen_to_int64",
+        "axis 1 (int32)",
+        "2 Casts around the reduction, each 3x the reduction itself in onnxruntime",
+    ),
+    Row(
+        "ReduceMax",
+        "primitives",
+        "axis 1, keepdims 0",
         "the Slice tree, with each Max as the select form (floats: its Where dominates) or "
-        "the 7-kernel arithmetic form (integers)"),
-    Row("ArgMax", "arg_max_to_reduce_max", "axis 1, first index",
-        "ReduceMax, Equal, (IsNaN and Or for floats), Where and ReduceMin: 4-6 kernels "
-        "against one"),
-    Row("ArgMax", "arg_max_to_reduce_max", "axis 1, last index",
-        "as the first index, plus index arithmetic on the small result"),
-    Row("ArgMax", "arg_max_select_last_index_to_reversal", "axis 1, last index",
-        "a Slice with step -1 copies the data before the native ArgMax"),
-    Row("ArgMax", "arg_max_rank1_to_rank2", "rank 1 [262144], axis 0",
+        "the 7-kernel arithmetic form (integers)",
+    ),
+    Row(
+        "ArgMax",
+        "arg_max_to_reduce_max",
+        "axis 1, first index",
+        "ReduceMax, Equal, (IsNaN and Or for floats), Where and ReduceMin: 4-6 kernels against one",
+    ),
+    Row(
+        "ArgMax",
+        "arg_max_to_reduce_max",
+        "axis 1, last index",
+        "as the first index, plus index arithmetic on the small result",
+    ),
+    Row(
+        "ArgMax",
+        "arg_max_select_last_index_to_reversal",
+        "axis 1, last index",
+        "a Slice with step -1 copies the data before the native ArgMax",
+    ),
+    Row(
+        "ArgMax",
+        "arg_max_rank1_to_rank2",
+        "rank 1 [262144], axis 0",
         "onnxruntime's ArgMax is fast on rank 1 and slow on [1, n] (as slow as on "
-        "[64, 4096]); the Unsqueeze/Squeeze themselves are views"),
+        "[64, 4096]); the Unsqueeze/Squeeze themselves are views",
+    ),
     Row("ArgMax", "arg_max_widen_to_double", "axis 1 (float32)", "a Cast before the ArgMax"),
     Row("ArgMax", "arg_max_widen_to_int64", "axis 1 (int32)", "a Cast before the ArgMax"),
-    Row("ArgMax", "primitives", "axis 1, first index",
-        "the comparison form, with its ReduceMax as the primitive Slice tree above"),
+    Row(
+        "ArgMax",
+        "primitives",
+        "axis 1, first index",
+        "the comparison form, with its ReduceMax as the primitive Slice tree above",
+    ),
 ]
 
 
@@ -244,9 +323,18 @@ def latency_table(runs: int, quick: bool) -> tuple[list[str], list[dict]]:
             ratio = round(decomposed_s / native_s, 2)  # the verdict goes by the ratio shown
             target = TARGETS[row.op]
             verdict = "met" if ratio <= target else f"missed by {ratio / target:.2f}x: {row.notes}"
-            records.append(dict(op=row.op, form=row.form, variant=row.variant, dtype=dtype_name,
-                                native_us=native_s * 1e6, decomposed_us=decomposed_s * 1e6,
-                                ratio=ratio, target=target))
+            records.append(
+                dict(
+                    op=row.op,
+                    form=row.form,
+                    variant=row.variant,
+                    dtype=dtype_name,
+                    native_us=native_s * 1e6,
+                    decomposed_us=decomposed_s * 1e6,
+                    ratio=ratio,
+                    target=target,
+                )
+            )
             lines.append(
                 f"| {row.op} | `{row.form}` | {row.variant} | {dtype_name} | "
                 f"{native_s * 1e6:,.0f} | {decomposed_s * 1e6:,.0f} | {ratio:.2f}x | "
@@ -325,13 +413,23 @@ def loadability_table(quick: bool) -> list[str]:
 def weights(runs: int) -> None:
     """Per-op latency on float32 [64, 4096], relative to Add (cost.py's WEIGHTS)."""
     ops = {
-        "Add": ("Add", 2, {}), "Max": ("Max", 2, {}), "Greater": ("Greater", 2, {}),
-        "Equal": ("Equal", 2, {}), "IsNaN": ("IsNaN", 1, {}), "Where": ("Where", 3, {}),
-        "Cast": ("Cast", 1, {"to": TensorProto.DOUBLE}), "Slice": ("Slice", 1, {}),
-        "Concat": ("Concat", 2, {"axis": 0}), "Expand": ("Expand", 1, {}),
-        "Unsqueeze": ("Unsqueeze", 1, {}), "Identity": ("Identity", 1, {}),
-        "ReduceMax": ("ReduceMax", 1, {"keepdims": 0}), "ReduceMin": ("ReduceMin", 1, {}),
-        "ArgMax": ("ArgMax", 1, {"axis": 1}), "Or": ("Or", 2, {}), "Not": ("Not", 1, {}),
+        "Add": ("Add", 2, {}),
+        "Max": ("Max", 2, {}),
+        "Greater": ("Greater", 2, {}),
+        "Equal": ("Equal", 2, {}),
+        "IsNaN": ("IsNaN", 1, {}),
+        "Where": ("Where", 3, {}),
+        "Cast": ("Cast", 1, {"to": TensorProto.DOUBLE}),
+        "Slice": ("Slice", 1, {}),
+        "Concat": ("Concat", 2, {"axis": 0}),
+        "Expand": ("Expand", 1, {}),
+        "Unsqueeze": ("Unsqueeze", 1, {}),
+        "Identity": ("Identity", 1, {}),
+        "ReduceMax": ("ReduceMax", 1, {"keepdims": 0}),
+        "ReduceMin": ("ReduceMin", 1, {}),
+        "ArgMax": ("ArgMax", 1, {"axis": 1}),
+        "Or": ("Or", 2, {}),
+        "Not": ("Not", 1, {}),
     }
     results = {}
     for name, (op, arity, attributes) in ops.items():
@@ -341,15 +439,24 @@ def weights(runs: int) -> None:
         initializers = []
         if op == "Where":
             inputs[0] = helper.make_tensor_value_info("i0", TensorProto.BOOL, SHAPE)
-        extra = {"Slice": [("starts", [0]), ("ends", [2048]), ("axes", [1])],
-                 "Expand": [("shape", [2, *SHAPE])], "Unsqueeze": [("axes", [0])],
-                 "ReduceMax": [("axes", [1])], "ReduceMin": [("axes", [1])]}.get(op, [])
+        extra = {
+            "Slice": [("starts", [0]), ("ends", [2048]), ("axes", [1])],
+            "Expand": [("shape", [2, *SHAPE])],
+            "Unsqueeze": [("axes", [0])],
+            "ReduceMax": [("axes", [1])],
+            "ReduceMin": [("axes", [1])],
+        }.get(op, [])
         for init_name, init_value in extra:
             initializers.append(onnx.numpy_helper.from_array(np.array(init_value), init_name))
             names.append(init_name)
         node = helper.make_node(op, names, ["out"], **attributes)
-        graph = helper.make_graph([node], op, inputs, [helper.make_empty_tensor_value_info("out")],
-                                  initializer=initializers)
+        graph = helper.make_graph(
+            [node],
+            op,
+            inputs,
+            [helper.make_empty_tensor_value_info("out")],
+            initializer=initializers,
+        )
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
         model.ir_version = 9
         model = onnx.shape_inference.infer_shapes(model)
@@ -382,44 +489,55 @@ def machine() -> str:
 
 def git_revision() -> str:
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                              capture_output=True, text=True, check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
 
-def section(latency: list[str], loadability: list[str], runs: int, seconds: float,
-            command: str) -> str:
+def section(
+    latency: list[str], loadability: list[str], runs: int, seconds: float, command: str
+) -> str:
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return "\n".join([
-        START_MARKER,
-        "## Decompositions against the native op, in onnxruntime",
-        "",
-        "Written by `benchmarks/decompose_latency.py`; rerun it rather than editing this section.",
-        "",
-        f"- Date: {now}; machine: {machine()}",
-        f"- Versions: python {platform.python_version()}, onnx {onnx.__version__}, onnxruntime "
-        f"{ort.__version__}, numpy {np.__version__}, maxlower git {git_revision()}",
-        f"- Command: `{command}` ({seconds:.0f} s wall clock)",
-        f"- Method: one node on [64, 4096] inputs at opset {OPSET} (reductions over the last "
-        "axis, keepdims 0), and the same node with one decomposition applied (family nodes it "
-        "emits stay native; `primitives` is the full lowering); onnxruntime CPU EP, default "
-        f"graph optimisations, 1 thread; the two run alternately, {runs} times each after 3 "
-        "warm-up runs, on the same random inputs, and their outputs are checked to be equal. "
-        "Medians; ratio = decomposed / native.",
-        "- Targets (issue 5): ArgMax/ReduceMax decompositions ≤ 2x native, Max ≤ 1.2x. A row "
-        "that misses says by how much and what limits it. The decompositions are for backends "
-        "that lack the native form (or a type or attribute of it), where there is no native "
-        "time to compare with; here onnxruntime runs both, which is what makes a ratio "
-        "measurable.",
-        "",
-        *latency,
-        "",
-        "### Correct conversions that onnxruntime cannot run",
-        "",
-        *loadability,
-        END_MARKER,
-    ]) + "\n"
+    return (
+        "\n".join(
+            [
+                START_MARKER,
+                "## Decompositions against the native op, in onnxruntime",
+                "",
+                "Written by `benchmarks/decompose_latency.py`; rerun it rather than editing this section.",
+                "",
+                f"- Date: {now}; machine: {machine()}",
+                f"- Versions: python {platform.python_version()}, onnx {onnx.__version__}, onnxruntime "
+                f"{ort.__version__}, numpy {np.__version__}, maxlower git {git_revision()}",
+                f"- Command: `{command}` ({seconds:.0f} s wall clock)",
+                f"- Method: one node on [64, 4096] inputs at opset {OPSET} (reductions over the last "
+                "axis, keepdims 0), and the same node with one decomposition applied (family nodes it "
+                "emits stay native; `primitives` is the full lowering); onnxruntime CPU EP, default "
+                f"graph optimisations, 1 thread; the two run alternately, {runs} times each after 3 "
+                "warm-up runs, on the same random inputs, and their outputs are checked to be equal. "
+                "Medians; ratio = decomposed / native.",
+                "- Targets (issue 5): ArgMax/ReduceMax decompositions ≤ 2x native, Max ≤ 1.2x. A row "
+                "that misses says by how much and what limits it. The decompositions are for backends "
+                "that lack the native form (or a type or attribute of it), where there is no native "
+                "time to compare with; here onnxruntime runs both, which is what makes a ratio "
+                "measurable.",
+                "",
+                *latency,
+                "",
+                "### Correct conversions that onnxruntime cannot run",
+                "",
+                *loadability,
+                END_MARKER,
+            ]
+        )
+        + "\n"
+    )
 
 
 def write_section(path: Path, text: str) -> None:
@@ -427,7 +545,7 @@ def write_section(path: Path, text: str) -> None:
     old = path.read_text() if path.exists() else "# Benchmark results\n"
     start, end = old.find(START_MARKER), old.find(END_MARKER)
     if start != -1 and end > start:
-        new = old[:start] + text.rstrip("\n") + old[end + len(END_MARKER):]
+        new = old[:start] + text.rstrip("\n") + old[end + len(END_MARKER) :]
     else:
         new = old.rstrip("\n") + "\n\n" + text
     path.write_text(new if new.endswith("\n") else new + "\n")
@@ -435,14 +553,21 @@ def write_section(path: Path, text: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=None, help="timed runs per model "
-                        "(default 100, quick 5)")
-    parser.add_argument("--quick", action="store_true",
-                        help="a few rows, few runs, a subset of the conformance pairs")
+    parser.add_argument(
+        "--runs", type=int, default=None, help="timed runs per model (default 100, quick 5)"
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a few rows, few runs, a subset of the conformance pairs",
+    )
     parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
     parser.add_argument("--no-results", action="store_true")
-    parser.add_argument("--weights", action="store_true",
-                        help="print per-op latencies relative to Add, and nothing else")
+    parser.add_argument(
+        "--weights",
+        action="store_true",
+        help="print per-op latencies relative to Add, and nothing else",
+    )
     args = parser.parse_args(argv)
     runs = args.runs or (5 if args.quick else 100)
     if args.weights:
