@@ -500,44 +500,50 @@ def git_revision() -> str:
         return "unknown"
 
 
+METHOD = (
+    "- Method: one node on [64, 4096] inputs at opset {opset} (reductions over the last axis, "
+    "keepdims 0), and the same node with one decomposition applied (family nodes it emits "
+    "stay native; `primitives` is the full lowering); onnxruntime CPU EP, default graph "
+    "optimisations, 1 thread; the two run alternately, {runs} times each after 3 warm-up "
+    "runs, on the same random inputs, and their outputs are checked to be equal. Medians; "
+    "ratio = decomposed / native."
+)
+TARGETS_TEXT = (
+    "- Targets (issue 5): ArgMax/ReduceMax decompositions ≤ 2x native, Max ≤ 1.2x. A row that "
+    "misses says by how much and what limits it. The decompositions are for backends that "
+    "lack the native form (or a type or attribute of it), where there is no native time to "
+    "compare with; here onnxruntime runs both, which is what makes a ratio measurable."
+)
+
+
 def section(
     latency: list[str], loadability: list[str], runs: int, seconds: float, command: str
 ) -> str:
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return (
-        "\n".join(
-            [
-                START_MARKER,
-                "## Decompositions against the native op, in onnxruntime",
-                "",
-                "Written by `benchmarks/decompose_latency.py`; rerun it rather than editing this section.",
-                "",
-                f"- Date: {now}; machine: {machine()}",
-                f"- Versions: python {platform.python_version()}, onnx {onnx.__version__}, onnxruntime "
-                f"{ort.__version__}, numpy {np.__version__}, maxlower git {git_revision()}",
-                f"- Command: `{command}` ({seconds:.0f} s wall clock)",
-                f"- Method: one node on [64, 4096] inputs at opset {OPSET} (reductions over the last "
-                "axis, keepdims 0), and the same node with one decomposition applied (family nodes it "
-                "emits stay native; `primitives` is the full lowering); onnxruntime CPU EP, default "
-                f"graph optimisations, 1 thread; the two run alternately, {runs} times each after 3 "
-                "warm-up runs, on the same random inputs, and their outputs are checked to be equal. "
-                "Medians; ratio = decomposed / native.",
-                "- Targets (issue 5): ArgMax/ReduceMax decompositions ≤ 2x native, Max ≤ 1.2x. A row "
-                "that misses says by how much and what limits it. The decompositions are for backends "
-                "that lack the native form (or a type or attribute of it), where there is no native "
-                "time to compare with; here onnxruntime runs both, which is what makes a ratio "
-                "measurable.",
-                "",
-                *latency,
-                "",
-                "### Correct conversions that onnxruntime cannot run",
-                "",
-                *loadability,
-                END_MARKER,
-            ]
-        )
-        + "\n"
+    versions = (
+        f"python {platform.python_version()}, onnx {onnx.__version__}, onnxruntime "
+        f"{ort.__version__}, numpy {np.__version__}, maxlower git {git_revision()}"
     )
+    lines = [
+        START_MARKER,
+        "## Decompositions against the native op, in onnxruntime",
+        "",
+        "Written by `benchmarks/decompose_latency.py`; rerun it rather than editing this section.",
+        "",
+        f"- Date: {now}; machine: {machine()}",
+        f"- Versions: {versions}",
+        f"- Command: `{command}` ({seconds:.0f} s wall clock)",
+        METHOD.format(opset=OPSET, runs=runs),
+        TARGETS_TEXT,
+        "",
+        *latency,
+        "",
+        "### Correct conversions that onnxruntime cannot run",
+        "",
+        *loadability,
+        END_MARKER,
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def write_section(path: Path, text: str) -> None:
