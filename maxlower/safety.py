@@ -1,0 +1,568 @@
+"""Rules for untrusted model files and for where output may go.
+
+    check_model_data(proto, path)            external data and tensor sizes, before anything
+                                             reads them; InvalidModelError (exit code 2)
+    describe_invalid(proto, error)           a checker error, said precisely when the graph
+                                             has a dangling input, a cycle or a name made twice
+    check_output(out, in, sources)           OUT and OUT.data: not a file IN reads from, no
+                                             symlink out of OUT's directory
+    check_comparable(reference, candidate)   `maxlower verify` of two different signatures
+    check_verifiable(proto)                  inputs small enough to generate
+    atomic_write_text(path, text)            a temporary file in the directory, renamed
+    deferred_interrupts()                    SIGINT waits until a block (two renames) is done
+
+**External data.** A model file may point its tensors at any path. Reading one outside the
+model's directory leaks files (onnx CVE-2022-25882 `../x`, CVE-2024-27318 `sub/../../x`,
+absolute paths, CVE-2026-27489 symlinks in the directory that point out of it). onnx's C++
+loader refuses all of these and any symlink; onnx_ir's `ExternalTensor` refuses them, and
+files with several hard links, but only when it reads, only with a base directory set, and
+with a `ValueError`. Here every external tensor of every graph, function and attribute is
+checked once, on the protobuf, before any of its bytes are read: a location is relative,
+stays inside the directory after `..` and after symlinks, names a regular file with one
+link, and its `offset`/`length` are integers the file holds and that match the tensor's
+shape. Keys other than onnx's `location`, `offset`, `length`, `checksum` and `basepath` are
+refused (CVE-2026-34445: onnx < 1.21 set them as attributes), and so is a key given twice
+(a checker could read the first and a loader the last).
+
+**Declared sizes.** onnx.checker compares each tensor's data with its dims, but maxlower hands
+initializers over 1000 bytes to the checker without their data (`maxlower.io`), so a 4-byte
+tensor claiming 10^12 elements would pass. `check_model_data` checks them all.
+
+**Writing.** `maxlower.io` writes the model and its `<name>.data` under temporary names in
+the output's directory and renames them: nothing is written elsewhere (CVE-2025-51480 was
+onnx writing external data to a `../` location), and an existing symlink at the output is
+replaced, not followed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import ntpath
+import os
+import pathlib
+import signal
+import stat as stat_module
+import tempfile
+import threading
+from collections.abc import Iterator
+
+import numpy as np
+import onnx
+import onnx_ir as ir
+
+from maxlower.api import InvalidModelError
+
+# onnx.external_data_helper._ALLOWED_EXTERNAL_DATA_KEYS, the keys of the ONNX spec
+EXTERNAL_DATA_KEYS = frozenset({"location", "offset", "length", "checksum", "basepath"})
+# Test inputs the verifier may generate for one trial (all inputs together).
+VERIFY_INPUT_LIMIT = 1 << 30
+# The sizes the verifier gives a symbolic dim (maxlower.verify.inputs: at most 3).
+_LARGEST_SYMBOLIC_SIZE = 3
+_INT64_MAX = (1 << 63) - 1
+
+# Element count per value of each typed data field (complex: two; packed 4-bit: a half).
+_TYPED_FIELDS = {
+    "float_data": {onnx.TensorProto.FLOAT: 1, onnx.TensorProto.COMPLEX64: 2},
+    "double_data": {onnx.TensorProto.DOUBLE: 1, onnx.TensorProto.COMPLEX128: 2},
+    "int64_data": {onnx.TensorProto.INT64: 1},
+    "uint64_data": {onnx.TensorProto.UINT32: 1, onnx.TensorProto.UINT64: 1},
+    "string_data": {onnx.TensorProto.STRING: 1},
+}
+
+
+# --- reading ------------------------------------------------------------------------------
+
+
+def check_model_data(proto: onnx.ModelProto, path: str | os.PathLike) -> None:
+    """Refuse a model whose tensors point outside its directory, or declare more data than
+    they hold. Reads no tensor data; stats each external file once."""
+    path = pathlib.Path(path)
+    directory = path.parent
+    files: dict[str, os.stat_result] = {}
+    for tensor, where in _tensors(proto):
+        if tensor.data_location == onnx.TensorProto.EXTERNAL:
+            _check_external(tensor, where, path, directory, files)
+        else:
+            _check_inline(tensor, where, path)
+
+
+def _tensors(proto: onnx.ModelProto) -> Iterator[tuple[onnx.TensorProto, str]]:
+    """Every TensorProto of the model, with where it is: initializers, sparse ones, and
+    tensor attributes, in the main graph, every subgraph and every function."""
+    yield from _graph_tensors(proto.graph, "main graph")
+    for function in proto.functions:
+        yield from _node_tensors(function.node, f"function {function.domain}::{function.name}")
+
+
+def _graph_tensors(graph: onnx.GraphProto, where: str) -> Iterator[tuple[onnx.TensorProto, str]]:
+    for tensor in graph.initializer:
+        yield tensor, where
+    for sparse in graph.sparse_initializer:
+        yield sparse.values, where
+        yield sparse.indices, where
+    yield from _node_tensors(graph.node, where)
+
+
+def _node_tensors(nodes, where: str) -> Iterator[tuple[onnx.TensorProto, str]]:
+    for index, node in enumerate(nodes):
+        label = f"node {_node_name(node, index)} ({node.op_type}) in {where}"
+        for attribute in node.attribute:
+            yield from ((t, label) for t in _attribute_tensors(attribute))
+            for subgraph in [attribute.g] if attribute.HasField("g") else []:
+                yield from _graph_tensors(subgraph, f"subgraph {attribute.name} of {label}")
+            for subgraph in attribute.graphs:
+                yield from _graph_tensors(subgraph, f"subgraph {attribute.name} of {label}")
+
+
+def _attribute_tensors(attribute: onnx.AttributeProto) -> Iterator[onnx.TensorProto]:
+    if attribute.HasField("t"):
+        yield attribute.t
+    yield from attribute.tensors
+    for sparse in [attribute.sparse_tensor] if attribute.HasField("sparse_tensor") else []:
+        yield sparse.values
+        yield sparse.indices
+    for sparse in attribute.sparse_tensors:
+        yield sparse.values
+        yield sparse.indices
+
+
+def _check_inline(tensor: onnx.TensorProto, where: str, path: pathlib.Path) -> None:
+    elements = _declared_elements(tensor, where, path)
+    if tensor.data_type in (onnx.TensorProto.UNDEFINED, onnx.TensorProto.STRING):
+        return  # the checker says what is wrong with these
+    if tensor.HasField("raw_data"):
+        held, needed = len(tensor.raw_data), _nbytes(tensor, elements)
+        unit = "bytes"
+    else:
+        field, per_element = _typed_field(tensor.data_type)
+        held, unit = len(getattr(tensor, field)), f"values in {field}"
+        needed = math.ceil(elements * per_element)
+    if held != needed:
+        raise InvalidModelError(
+            f"{path}: tensor {tensor.name!r} ({where}) declares shape {list(tensor.dims)} "
+            f"of {_type_name(tensor)}, {needed} {unit}, but holds {held}"
+        )
+
+
+def _typed_field(data_type: int) -> tuple[str, float]:
+    for field, types in _TYPED_FIELDS.items():
+        if data_type in types:
+            return field, types[data_type]
+    # every other type is stored one per int32 (float16, bool, int8...), 4-bit two per int32
+    bits = ir.DataType(data_type).bitwidth
+    return "int32_data", (bits / 8 if bits < 8 else 1)
+
+
+def _check_external(
+    tensor: onnx.TensorProto,
+    where: str,
+    path: pathlib.Path,
+    directory: pathlib.Path,
+    files: dict[str, os.stat_result],
+) -> None:
+    name = f"tensor {tensor.name!r} ({where})"
+    entries: dict[str, str] = {}
+    for entry in tensor.external_data:
+        if entry.key not in EXTERNAL_DATA_KEYS:
+            raise InvalidModelError(
+                f"{path}: {name} has the external-data key {entry.key[:100]!r}, which ONNX "
+                f"does not define (allowed: {', '.join(sorted(EXTERNAL_DATA_KEYS))}); remove it"
+            )
+        if entry.key in entries:
+            raise InvalidModelError(
+                f"{path}: {name} gives the external-data key {entry.key!r} twice"
+            )
+        entries[entry.key] = entry.value
+    location = entries.get("location", "")
+
+    def refuse(problem: str, security: bool = False) -> None:
+        rule = "; refused, as a security rule" if security else ""
+        raise InvalidModelError(
+            f"{path}: the external-data location {location[:200]!r} of {name} {problem}{rule}"
+        )
+
+    if not location:
+        refuse("is empty")
+    if "\0" in location:
+        refuse("holds a NUL character", security=True)
+    if os.path.isabs(location) or ntpath.isabs(location) or ntpath.splitdrive(location)[0]:
+        refuse("is an absolute path, not one inside the model's directory", security=True)
+    resolved = os.path.normpath(os.path.join(os.path.abspath(directory), location))
+    if not _inside(resolved, os.path.abspath(directory)):
+        refuse("leads out of the model's directory", security=True)
+    real = os.path.realpath(resolved)
+    if not _inside(real, os.path.realpath(directory)):
+        refuse(
+            f"goes through a symbolic link to {real!r}, outside the model's directory",
+            security=True,
+        )
+    if real not in files:
+        try:
+            files[real] = os.stat(real)
+        except FileNotFoundError:
+            refuse(f"is missing (looked in {str(directory)!r})")
+        except OSError as error:
+            refuse(f"cannot be read ({error.strerror or error})")
+    stat = files[real]
+    if not _is_regular(stat):
+        refuse("is not a regular file")
+    if stat.st_nlink > 1:
+        refuse(
+            f"has {stat.st_nlink} hard links; onnx and onnx_ir refuse to read such a file "
+            "(a hard link can bring in a file from elsewhere): copy it to a file of its own"
+        )
+    offset = _external_int(entries, "offset", 0, path, name)
+    needed = _nbytes(tensor, _declared_elements(tensor, where, path))
+    length = _external_int(entries, "length", None, path, name)
+    if length is not None and length != needed:
+        raise InvalidModelError(
+            f"{path}: {name} declares shape {list(tensor.dims)} of {_type_name(tensor)} "
+            f"({needed} bytes) but an external-data length of {length}"
+        )
+    if offset + needed > stat.st_size:
+        refuse(
+            f"holds {stat.st_size} bytes, fewer than the {offset + needed} "
+            f"(offset {offset} + {needed}) the tensor needs; it is shorter than the model says"
+        )
+
+
+def _external_int(
+    entries: dict[str, str], key: str, default: int | None, path: pathlib.Path, name: str
+) -> int | None:
+    if key not in entries:
+        return default
+    text = entries[key]
+    if not text.isascii() or not text.isdigit():
+        raise InvalidModelError(
+            f"{path}: {name} has the external-data {key} {text[:40]!r}, not a non-negative integer"
+        )
+    return int(text)
+
+
+def _declared_elements(tensor: onnx.TensorProto, where: str, path: pathlib.Path) -> int:
+    if any(d < 0 for d in tensor.dims):
+        raise InvalidModelError(
+            f"{path}: tensor {tensor.name!r} ({where}) has a negative dim {list(tensor.dims)}"
+        )
+    elements = math.prod(tensor.dims)
+    if elements > _INT64_MAX:
+        raise InvalidModelError(
+            f"{path}: tensor {tensor.name!r} ({where}) declares shape {list(tensor.dims)}: "
+            f"{elements:.3g} elements, more than an int64 counts"
+        )
+    return elements
+
+
+def _nbytes(tensor: onnx.TensorProto, elements: int) -> int:
+    try:
+        bits = ir.DataType(tensor.data_type).bitwidth
+    except (ValueError, TypeError):  # an unknown type: the checker will say so
+        return 0
+    return math.ceil(elements * bits / 8)
+
+
+def _type_name(tensor: onnx.TensorProto) -> str:
+    try:
+        return ir.DataType(tensor.data_type).name
+    except ValueError:
+        return f"data type {tensor.data_type}"
+
+
+def _inside(path: str, directory: str) -> bool:
+    return os.path.commonpath([path, directory]) == directory and path != directory
+
+
+def _is_regular(stat: os.stat_result) -> bool:
+    return stat_module.S_ISREG(stat.st_mode)
+
+
+# --- invalid graphs -----------------------------------------------------------------------
+
+
+def describe_invalid(proto: onnx.ModelProto, error: BaseException) -> str:
+    """What is wrong with a model the checker refused: a dangling input, a cycle, or a value
+    two nodes make, said with the node names; else the checker's message on one line."""
+    problem = _graph_problem(proto.graph, "main graph", set())
+    for function in proto.functions:
+        if problem is None:
+            where = f"function {function.domain}::{function.name}"
+            problem = _nodes_problem(function.node, where, set(function.input), set())
+    return problem or " ".join(line.strip() for line in str(error).splitlines() if line.strip())
+
+
+def _graph_problem(graph: onnx.GraphProto, where: str, outer: set[str]) -> str | None:
+    defined = {v.name for v in graph.input} | {t.name for t in graph.initializer}
+    defined |= {s.values.name for s in graph.sparse_initializer}
+    return _nodes_problem(graph.node, where, defined, outer)
+
+
+def _nodes_problem(nodes, where: str, defined: set[str], outer: set[str]) -> str | None:
+    producer: dict[str, int] = {}
+    for index, node in enumerate(nodes):
+        for name in filter(None, node.output):
+            if name in producer or name in defined:
+                first = (
+                    f"node {_node_name(nodes[producer[name]], producer[name])} "
+                    f"({nodes[producer[name]].op_type})"
+                    if name in producer
+                    else "a graph input or initializer"
+                )
+                return (
+                    f"{where}: value {name!r} is made twice, by {first} and by node "
+                    f"{_node_name(node, index)} ({node.op_type}); each value needs one "
+                    "producer"
+                )
+            producer[name] = index
+    uses = [sorted(_used_names(node, outer | defined | producer.keys())) for node in nodes]
+    for index, node in enumerate(nodes):
+        for name in uses[index]:
+            if name not in producer and name not in defined and name not in outer:
+                return (
+                    f"{where}: input {name!r} of node {_node_name(node, index)} "
+                    f"({node.op_type}) is made by no node, and is no graph input or "
+                    "initializer"
+                )
+    cycle = _cycle(nodes, [[producer[n] for n in names if n in producer] for names in uses])
+    if cycle:
+        chain = " -> ".join(f"{_node_name(nodes[i], i)} ({nodes[i].op_type})" for i in cycle)
+        return f"{where}: the nodes form a cycle: {chain}"
+    for index, node in enumerate(nodes):
+        late = [n for n in uses[index] if producer.get(n, -1) > index]
+        if late:
+            return (
+                f"{where}: node {_node_name(node, index)} ({node.op_type}) comes before "
+                f"the node that makes its input {late[0]!r}; ONNX needs nodes in "
+                "topological order"
+            )
+    visible = outer | defined | producer.keys()
+    for index, node in enumerate(nodes):
+        for attribute in node.attribute:
+            for subgraph in [attribute.g] if attribute.HasField("g") else [*attribute.graphs]:
+                label = f"subgraph {attribute.name} of node {_node_name(node, index)} in {where}"
+                problem = _graph_problem(subgraph, label, visible)
+                if problem:
+                    return problem
+    return None
+
+
+def _used_names(node: onnx.NodeProto, visible: set[str]) -> set[str]:
+    """The node's inputs, and the outer-scope names its subgraphs read."""
+    names = set(filter(None, node.input))
+    for attribute in node.attribute:
+        for subgraph in [attribute.g] if attribute.HasField("g") else [*attribute.graphs]:
+            names |= _free_names(subgraph) & visible
+    return names
+
+
+def _free_names(graph: onnx.GraphProto) -> set[str]:
+    own = {v.name for v in graph.input} | {t.name for t in graph.initializer}
+    used: set[str] = set()
+    for node in graph.node:
+        own.update(node.output)
+        used.update(filter(None, node.input))
+        for attribute in node.attribute:
+            for subgraph in [attribute.g] if attribute.HasField("g") else [*attribute.graphs]:
+                used |= _free_names(subgraph)
+    used.update(v.name for v in graph.output)
+    return used - own
+
+
+def _cycle(nodes, inputs_from: list[list[int]]) -> list[int] | None:
+    """A cycle of node indices (first repeated at the end), if the dependencies have one."""
+    state = [0] * len(nodes)  # 0 new, 1 on the stack, 2 done
+    for start in range(len(nodes)):
+        if state[start]:
+            continue
+        stack, path = [(start, iter(inputs_from[start]))], [start]
+        state[start] = 1
+        while stack:
+            index, pending = stack[-1]
+            following = next(pending, None)
+            if following is None:
+                state[index] = 2
+                stack.pop()
+                path.pop()
+            elif state[following] == 1:
+                # path[k + 1] makes an input of path[k]: data flows backwards along it
+                loop = path[path.index(following) :]
+                return [following, *reversed(loop[1:]), following]
+            elif state[following] == 0:
+                state[following] = 1
+                stack.append((following, iter(inputs_from[following])))
+                path.append(following)
+    return None
+
+
+def _node_name(node: onnx.NodeProto, index: int) -> str:
+    return repr(node.name) if node.name else f"#{index}"
+
+
+# --- writing ------------------------------------------------------------------------------
+
+
+def check_output(
+    output: str | os.PathLike, input_path: str | os.PathLike, sources: dict[str, str]
+) -> None:
+    """Refuse an OUT whose writing would replace a file IN reads its weights from (OUT
+    itself, or OUT.data unless OUT is IN: --in-place replaces the pair), or where OUT or
+    OUT.data is a symbolic link out of OUT's directory. `sources` maps each external
+    location of the result to its directory (`maxlower.io.CheckedModel.base_dirs`).
+
+    The files are replaced by a rename, so a link would itself be replaced and its target
+    left alone; a link that leads elsewhere says the user expects that target written."""
+    output, input_path = pathlib.Path(output), pathlib.Path(input_path)
+    data = output.with_name(f"{output.name}.data")
+    directory = os.path.realpath(output.parent)
+    for target in (output, data):
+        if target.is_symlink() and not _inside(os.path.realpath(target), directory):
+            raise InvalidModelError(
+                f"{output}: {str(target)!r} is a symbolic link to "
+                f"{os.path.realpath(target)!r}, outside the output's directory; maxlower "
+                "writes only inside it: give the real path, or remove the link"
+            )
+    replaced = [output] if _same_file(output, input_path) else [output, data]
+    for location, base in sources.items():
+        for target in replaced:
+            if _same_file(target, os.path.join(base, location)):
+                raise InvalidModelError(
+                    f"{output}: writing it would replace {str(target)!r}, which holds the "
+                    f"input's external data ({location!r}); choose another output name"
+                )
+
+
+def _same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist
+        return False
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Write `text` to `path` through a temporary file in the same directory and a rename:
+    `path` is the old file or the new one, never half of either."""
+    path = pathlib.Path(path)
+    if not path.parent.is_dir():
+        raise InvalidModelError(f"{path}: the directory {str(path.parent)!r} does not exist")
+    try:
+        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as error:
+        raise InvalidModelError(f"{path}: cannot write ({error.strerror or error})") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temp, 0o666 & ~umask)
+        with deferred_interrupts():
+            os.replace(temp, path)
+            temp = None
+    except OSError as error:
+        raise InvalidModelError(f"{path}: cannot write ({error.strerror or error})") from None
+    finally:
+        if temp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp)
+
+
+@contextlib.contextmanager
+def deferred_interrupts() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM back until the block ends (a few renames that must all
+    happen or none), then act on them. Only in the main thread; elsewhere a no-op."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[tuple[int, object]] = []
+    handlers = {}
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        handlers[signum] = signal.signal(signum, lambda s, f: received.append((s, f)))
+    try:
+        yield
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+        for signum, frame in received[:1]:
+            handler = handlers[signum]
+            if callable(handler):
+                handler(signum, frame)
+            elif handler == signal.SIG_DFL:
+                signal.raise_signal(signum)
+
+
+# --- verification -------------------------------------------------------------------------
+
+
+def check_comparable(reference: onnx.ModelProto, candidate: onnx.ModelProto) -> None:
+    """`maxlower verify` of two models a caller cannot feed alike: refused (exit code 2)
+    before any trial, naming the first difference."""
+    from maxlower.verify.core import _interface_differences
+
+    differences = _interface_differences(reference, candidate, {})
+    if differences:
+        more = f" (and {len(differences) - 1} more)" if len(differences) > 1 else ""
+        raise InvalidModelError(
+            f"the models have different signatures, so they cannot be compared: "
+            f"{differences[0]}{more}"
+        )
+
+
+def check_verifiable(
+    proto: onnx.ModelProto, dims: dict[str, int] | None = None, given: set[str] = frozenset()
+) -> None:
+    """Refuse to verify a model whose declared input shapes need more than
+    VERIFY_INPUT_LIMIT bytes of test inputs per trial (huge static dims); inputs in
+    `given` (--inputs) are not generated."""
+    from maxlower.verify.inputs import input_specs
+
+    dims = dims or {}
+    total, largest = 0, None
+    for spec in input_specs(proto):
+        if spec.name in given:
+            continue
+        sizes = [
+            d if isinstance(d, int) else dims.get(d, _LARGEST_SYMBOLIC_SIZE) for d in spec.dims
+        ]
+        nbytes = math.prod(sizes) * spec.dtype.itemsize
+        total += nbytes
+        if largest is None or nbytes > largest[1]:
+            largest = (spec, nbytes)
+    if total > VERIFY_INPUT_LIMIT:
+        spec, nbytes = largest
+        raise InvalidModelError(
+            f"input {spec.name!r} is declared {spec.dtype}{list(spec.dims)}: {nbytes:.3g} bytes "
+            f"of test data per trial, over the verifier's {VERIFY_INPUT_LIMIT >> 30} GiB; "
+            "give its values with --inputs"
+        )
+
+
+def load_comparable(
+    reference: str | os.PathLike, candidate: str | os.PathLike, verification
+) -> tuple[ir.Model, ir.Model]:
+    """The two models of `maxlower verify`, loaded once; refused (exit code 2) if a caller
+    cannot feed them alike (`check_comparable`) or their inputs are too large to generate
+    (`check_verifiable`). `verification` is the command's
+    `maxlower.verify.cli.Verification` (its --dim and --inputs count)."""
+    from maxlower.io import load_proto, model_from_proto
+
+    protos = [load_proto(path) for path in (reference, candidate)]
+    check_comparable(*protos)
+    given: set[str] = set()
+    if verification.inputs is not None:
+        with contextlib.suppress(OSError, ValueError), np.load(verification.inputs) as archive:
+            given = set(archive.files)
+    check_verifiable(protos[0], verification.dims, given)
+    return model_from_proto(protos[0], reference), model_from_proto(protos[1], candidate)
+
+
+__all__ = [
+    "EXTERNAL_DATA_KEYS",
+    "VERIFY_INPUT_LIMIT",
+    "atomic_write_text",
+    "check_comparable",
+    "check_model_data",
+    "check_output",
+    "check_verifiable",
+    "deferred_interrupts",
+    "describe_invalid",
+    "load_comparable",
+]
