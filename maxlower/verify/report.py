@@ -190,9 +190,10 @@ class VerifyReport:
         return data
 
     def write_json(self, path: str | os.PathLike) -> None:
-        with open(path, "w", encoding="utf-8") as handle:
-            json.dump(self.to_dict(), handle, indent=2, allow_nan=False)
-            handle.write("\n")
+        """Through a temporary file and a rename: an earlier report stays whole on failure."""
+        from maxlower.safety import atomic_write_text
+
+        atomic_write_text(path, json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n")
 
 
 def _number(value) -> str:
