@@ -187,6 +187,8 @@ class _Session:
         cand_values = candidate.values(cand_runner, trial.feeds)
         if ref_values is None or cand_values is None:
             return None
+        # Constant axes live in initializers, which no node outputs: add the small ones.
+        ref_values = {**_small_initializers(self.protos[0]), **ref_values}
         producers = {name: node for node in cand_nodes for name in node.output if name}
         tainted: set[str] = set()
         roots = []
@@ -290,6 +292,15 @@ def _divergence(
         kind=comparison.kind,
         unspecified=unspecified,
     )
+
+
+def _small_initializers(model: onnx.ModelProto, limit: int = 64) -> dict[str, np.ndarray]:
+    """Initializers of at most `limit` elements (axes and the like), never the weights."""
+    return {
+        t.name: onnx.numpy_helper.to_array(t)
+        for t in model.graph.initializer
+        if int(np.prod(t.dims)) <= limit and t.data_location != onnx.TensorProto.EXTERNAL
+    }
 
 
 def _nan_reached(node: onnx.NodeProto, values: dict) -> np.ndarray | None:
