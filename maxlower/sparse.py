@@ -1,0 +1,312 @@
+"""Convert a model file by building onnx_ir only for the nodes that change.
+
+    nodes whose schema version is the same at source and target   stay protobuf, untouched
+    the others, with the Constant nodes that feed them             become a small onnx_ir
+                                                                   model, converted by
+                                                                   `convert_typed_model`
+    the result                                                     is spliced back in place
+
+Converting to another opset changes only default-domain nodes whose schema version differs
+between the two opsets: ConvertFamilyPass has no step to take for the others, and
+ConvertOtherOpsPass leaves them as they are. On a graph of 20,000 nodes, building onnx_ir
+for all of them and serialising them back costs about a second, most of the conversion;
+a 20 → 18 conversion changes the schema of a quarter of them, an LLM export's far fewer.
+
+The small model holds every value those nodes touch, typed from the full model's shape
+inference, so that the passes see what they would see in the full graph:
+
+- values made outside it are graph inputs (an initializer stays an initializer; both if
+  the full graph has both), so no pass removes them;
+- values it makes or holds that the rest of the graph reads, or the graph returns, are
+  graph outputs, so `uses() or is_graph_output()` answers as it would in the full graph;
+  a pass that takes a value's place keeps its name (`replace_node`), which the rest of the
+  graph reads it by;
+- an anchor node (domain `maxlower.sparse`, which no pass touches) follows each original
+  node, so that every node the passes insert lands where it would in the full graph:
+  between the anchor before it and the anchor after it, at the original node's place.
+
+Models with model-local functions or subgraphs (If, Loop, Scan) take the full path, as
+does a conversion whose passes change the small model's boundary (a value outside read
+under a name that is gone): `convert_sparse` returns None and nothing has been changed.
+tests/test_sparse.py checks, on every fixture and conformance case, that the result is
+the full path's: the same nodes in the same order, the same initializers, value types
+and opset imports.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import onnx
+import onnx_ir as ir
+
+from maxlower.api import check_target_opset, convert_typed_model
+from maxlower.io import subgraphs
+from passes.builder import schema_version
+from passes.version.convert import Rewrite
+
+ANCHOR_DOMAIN = "maxlower.sparse"
+_DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+@dataclasses.dataclass
+class SparseConversion:
+    proto: onnx.ModelProto  # converted in place; not checked yet
+    rewrites: list[Rewrite]
+    changed_nodes: int  # how many nodes went through onnx_ir
+
+
+def convert_sparse(
+    proto: onnx.ModelProto, opset: int, base_dir: str, *, expand_functions: bool = False
+) -> SparseConversion | None:
+    """Convert `proto` (checked, with inferred value types) to `opset` in place, as
+    `convert_typed_model` would convert the whole model. External tensors are read lazily
+    from `base_dir`. Returns None, having changed nothing, when the model needs the full
+    path. Raises what `convert_typed_model` raises."""
+    check_target_opset(opset)
+    source = _default_opset(proto)
+    graph = proto.graph
+    if source is None or not _eligible(proto):
+        return None
+    nodes = list(graph.node)
+    changing = _changing_nodes(nodes, source, opset)
+    partial_indices, partial = _partial_model(proto, nodes, changing)
+    model = ir.serde.deserialize_model(partial)
+    ir.external_data.set_base_dir(model.graph, base_dir)
+    originals = list(model.graph)
+    anchors = [_anchor_after(model.graph, node) for node in originals]
+    boundary = _boundary(model)
+    initial = {name: value.const_value for name, value in model.graph.initializers.items()}
+    typed_before = {
+        value.name: (value, value.type, value.shape) for node in originals for value in node.outputs
+    }
+
+    rewrites = convert_typed_model(model, opset, expand_functions=expand_functions)
+
+    groups = _groups(model.graph, anchors)
+    if groups is None or not _boundary_kept(model, boundary):
+        return None
+    _splice_nodes(graph, nodes, partial_indices, groups)
+    _splice_initializers(graph, model.graph, initial)
+    _splice_value_info(graph, partial, model.graph, initial, typed_before)
+    _splice_opsets(proto, model)
+    proto.ir_version = model.ir_version
+    return SparseConversion(proto, rewrites, len(partial_indices))
+
+
+def _default_opset(proto: onnx.ModelProto) -> int | None:
+    return next((o.version for o in proto.opset_import if o.domain in _DEFAULT_DOMAINS), None)
+
+
+def _eligible(proto: onnx.ModelProto) -> bool:
+    if len(proto.functions) or len(proto.graph.sparse_initializer):
+        return False
+    return next(subgraphs(proto.graph), None) is None
+
+
+def _changing_nodes(nodes: list[onnx.NodeProto], source: int, target: int) -> set[int]:
+    """Default-domain nodes whose schema version differs between the opsets."""
+    differs: dict[str, bool] = {}
+    changing = set()
+    for i, node in enumerate(nodes):
+        if node.domain not in _DEFAULT_DOMAINS:
+            continue
+        op_type = node.op_type
+        if op_type not in differs:
+            differs[op_type] = schema_version(op_type, source) != schema_version(op_type, target)
+        if differs[op_type]:
+            changing.add(i)
+    return changing
+
+
+def _partial_model(
+    proto: onnx.ModelProto, nodes: list[onnx.NodeProto], changing: set[int]
+) -> tuple[list[int], onnx.ModelProto]:
+    """The indices of the nodes the small model holds (the changing ones and the Constant
+    nodes that feed them), and the small model."""
+    graph = proto.graph
+    producer = {}
+    for i, node in enumerate(nodes):
+        for name in node.output:
+            producer[name] = i
+    chosen = set(changing)
+    for i in changing:
+        for name in nodes[i].input:
+            j = producer.get(name)
+            if (
+                j is not None
+                and nodes[j].op_type == "Constant"
+                and nodes[j].domain in (_DEFAULT_DOMAINS)
+            ):
+                chosen.add(j)
+    indices = sorted(chosen)
+
+    made = {name for i in indices for name in nodes[i].output if name}
+    read = [name for i in indices for name in nodes[i].input if name]
+    read_outside = {name for i, node in enumerate(nodes) if i not in chosen for name in node.input}
+    read_outside.update(v.name for v in graph.output)
+    initializers = {t.name: t for t in graph.initializer}
+    graph_inputs = {v.name for v in graph.input}
+    types = {v.name: v for v in graph.value_info}
+    types.update((v.name, v) for v in graph.input)
+    types.update((v.name, v) for v in graph.output)
+
+    def typed(name: str) -> onnx.ValueInfoProto:
+        return types.get(name) or onnx.ValueInfoProto(name=name)
+
+    held = list(dict.fromkeys(n for n in read if n in initializers and n not in made))
+    inputs = list(
+        dict.fromkeys(
+            n for n in read if n not in made and (n not in initializers or n in graph_inputs)
+        )
+    )
+    outputs = [n for n in [*made, *held] if n in read_outside]
+    partial = onnx.ModelProto(ir_version=proto.ir_version)
+    partial.opset_import.extend(proto.opset_import)
+    small = partial.graph
+    small.name = graph.name
+    small.node.extend(nodes[i] for i in indices)
+    small.initializer.extend(initializers[n] for n in held)
+    small.input.extend(typed(n) for n in inputs)
+    small.output.extend(typed(n) for n in dict.fromkeys(outputs))
+    small.value_info.extend(types[n] for n in made if n in types and n not in read_outside)
+    return indices, partial
+
+
+def _anchor_after(graph: ir.Graph, node: ir.Node) -> ir.Node:
+    anchor = ir.Node(ANCHOR_DOMAIN, "Anchor", inputs=[], num_outputs=0)
+    graph.insert_after(node, anchor)
+    return anchor
+
+
+def _boundary(model: ir.Model) -> tuple[list[tuple[ir.Value, str]], list[str]]:
+    """What the rest of the graph relies on: graph inputs by identity and name, graph
+    outputs by name and position."""
+    graph = model.graph
+    return [(v, v.name) for v in graph.inputs], [v.name for v in graph.outputs]
+
+
+def _boundary_kept(model: ir.Model, boundary) -> bool:
+    inputs, outputs = boundary
+    graph = model.graph
+    if len(graph.inputs) != len(inputs) or [v.name for v in graph.outputs] != outputs:
+        return False
+    return all(a is b and a.name == name for a, (b, name) in zip(graph.inputs, inputs))
+
+
+def _groups(graph: ir.Graph, anchors: list[ir.Node]) -> list[list[ir.Node]] | None:
+    """The nodes between consecutive anchors: what stands, after conversion, where each
+    original node stood. None if a pass put a node after the last anchor or moved one."""
+    groups: list[list[ir.Node]] = [[] for _ in anchors]
+    position = {id(anchor): k for k, anchor in enumerate(anchors)}
+    current: list[ir.Node] = []
+    seen = 0
+    for node in graph:
+        k = position.get(id(node))
+        if k is None:
+            current.append(node)
+            continue
+        if k != seen:
+            return None
+        groups[k], current = current, []
+        seen += 1
+    if current or seen != len(anchors):
+        return None
+    return groups  # (the small model, anchors and all, is thrown away)
+
+
+def _splice_nodes(
+    graph: onnx.GraphProto,
+    nodes: list[onnx.NodeProto],
+    indices: list[int],
+    groups: list[list[ir.Node]],
+) -> None:
+    serialized = [[ir.serde.serialize_node(n) for n in group] for group in groups]
+    if all(len(group) == 1 for group in serialized):  # one for one: rewrite in place
+        for i, (node,) in zip(indices, serialized):
+            graph.node[i].CopyFrom(node)
+        return
+    by_index = dict(zip(indices, serialized))
+    result: list[onnx.NodeProto] = []
+    for i, node in enumerate(nodes):
+        group = by_index.get(i)
+        if group is None:
+            result.append(node)
+        else:
+            result.extend(group)
+    del graph.node[:]
+    graph.node.extend(result)
+
+
+def _splice_initializers(
+    graph: onnx.GraphProto, small: ir.Graph, initial: dict[str, ir.TensorProtocol]
+) -> None:
+    """Drop the initializers the passes removed, replace those they changed, append the
+    ones they made (onnx_ir appends new initializers too)."""
+    now = small.initializers
+    changed = {
+        name: now[name].const_value
+        for name, tensor in initial.items()
+        if name in now and now[name].const_value is not tensor
+    }
+    removed = {name for name in initial if name not in now}
+    if removed or changed:
+        for i in reversed(range(len(graph.initializer))):
+            name = graph.initializer[i].name
+            if name in removed:
+                del graph.initializer[i]
+            elif name in changed:
+                graph.initializer[i].CopyFrom(ir.serde.serialize_tensor(changed[name]))
+    graph.initializer.extend(
+        ir.serde.serialize_tensor(value.const_value)
+        for name, value in now.items()
+        if name not in initial and value.const_value is not None
+    )
+
+
+def _splice_value_info(
+    graph: onnx.GraphProto,
+    partial: onnx.ModelProto,
+    small: ir.Graph,
+    initial: dict[str, ir.TensorProtocol],
+    typed_before: dict[str, tuple],
+) -> None:
+    """value_info as onnx_ir would write it: none for values that are gone, the passes'
+    types for the values the small model's nodes make (graph outputs keep their entry).
+    Entries of values that kept their object, type and shape are left as they are."""
+    before = {name for node in partial.graph.node for name in node.output} | set(initial)
+    made = {}
+    for node in small:
+        for value in node.outputs:
+            if value.name:
+                made[value.name] = value
+    outputs = {v.name for v in graph.output}
+    gone = before - set(made) - set(small.initializers)
+
+    def changed(name: str, value: ir.Value) -> bool:
+        old = typed_before.get(name)
+        return old is None or old[0] is not value or old[1:] != (value.type, value.shape)
+
+    retyped = {
+        name: value for name, value in made.items() if name not in outputs and changed(name, value)
+    }
+    if not gone and not retyped:
+        return
+    entries = [v for v in graph.value_info if v.name not in gone and v.name not in retyped]
+    entries += [
+        ir.serde.serialize_value(value) for value in retyped.values() if value.type is not None
+    ]
+    del graph.value_info[:]
+    graph.value_info.extend(entries)
+
+
+def _splice_opsets(proto: onnx.ModelProto, model: ir.Model) -> None:
+    versions = dict(model.opset_imports)
+    for entry in proto.opset_import:
+        if entry.domain in versions:
+            entry.version = versions.pop(entry.domain)
+    for domain, version in versions.items():
+        proto.opset_import.add(domain=domain, version=version)
+
+
+__all__ = ["SparseConversion", "convert_sparse"]
