@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import math
 import os
 import pathlib
@@ -36,6 +37,7 @@ import onnx_ir as ir
 from google.protobuf.message import DecodeError
 
 from maxlower.api import InvalidModelError
+from maxlower.safety import check_model_data, deferred_interrupts, describe_invalid
 
 # Initializers at most this big stay in the protobuf when the output has external data
 # (onnx_ir.save's default): axes and other small constants stay readable by the checker.
@@ -66,16 +68,18 @@ class Progress:
         self.timings: list[tuple[str, float]] = []
 
     @contextlib.contextmanager
-    def stage(self, label: str) -> Iterator[None]:
+    def stage(self, label: str, *, prints: bool = False) -> Iterator[None]:
+        """`label…` on its line, finished with the duration; a stage that `prints` lines of
+        its own (a verification verdict) gets a line to itself instead."""
         if self.enabled:
-            click.echo(f"{label}…", err=True, nl=False)
+            click.echo(f"{label}…", err=True, nl=prints)
         started = time.perf_counter()
         try:
             yield
         finally:
             seconds = time.perf_counter() - started
             self.timings.append((label, seconds))
-            if self.enabled:
+            if self.enabled and not prints:
                 click.echo(f" {seconds:.1f} s", err=True)
 
     @contextlib.contextmanager
@@ -131,24 +135,47 @@ def load_model(
     False)` would set them. External data is neither read nor copied.
     """
     path = pathlib.Path(path)
+    proto = load_proto(path, check=check, infer_shapes=infer_shapes, progress=progress)
+    return model_from_proto(proto, path, progress)
+
+
+def load_proto(
+    path: str | os.PathLike,
+    *,
+    check: bool = True,
+    infer_shapes: bool = False,
+    progress: Progress = QUIET,
+) -> onnx.ModelProto:
+    """`load_model` up to the protobuf: parsed without its external data (whose files are
+    checked to exist and be long enough), checked, and with `infer_shapes` typed."""
+    path = pathlib.Path(path)
     if infer_shapes and not check:
         raise ValueError("infer_shapes needs check: inference is run with the full check")
     with progress.stage(f"loading {path}"):
         proto = read_model_proto(path)
+        check_model_data(proto, path)  # before any external byte is read or even stat'ed
+        _check_external_data(proto, path)
     if check:
         with progress.stage("checking the input (onnx.checker, full check)"):
             try:
                 inferred = check_and_infer(proto, path.parent)
             except _CHECK_ERRORS as error:
                 raise InvalidModelError(
-                    f"{path}: the model is not valid ONNX ({one_line(error)})"
+                    f"{path}: the model is not valid ONNX ({describe_invalid(proto, error)})"
                 ) from None
         if infer_shapes:
             proto = inferred
+    return proto
+
+
+def model_from_proto(
+    proto: onnx.ModelProto, path: str | os.PathLike, progress: Progress = QUIET
+) -> ir.Model:
+    """The onnx_ir model of a protobuf read from `path`; its external tensors are read
+    (lazily) from beside `path`."""
     with progress.stage("building the graph"):
         model = ir.serde.deserialize_model(proto)
-        ir.external_data.set_base_dir(model.graph, str(path.parent))
-    _check_external_data(model, path)
+        ir.external_data.set_base_dir(model.graph, str(pathlib.Path(path).parent))
     return model
 
 
@@ -349,6 +376,20 @@ def check_result(model: ir.Model, progress: Progress = QUIET) -> CheckedModel:
         return CheckedModel(proto, base_dirs)
 
 
+def check_proto_result(
+    proto: onnx.ModelProto, base_dir: str | os.PathLike, progress: Progress = QUIET
+) -> CheckedModel:
+    """`check_result` for a converted protobuf whose external tensors all lie in
+    `base_dir` (what maxlower.sparse returns)."""
+    with progress.stage("checking the result (onnx.checker, full check)"):
+        base_dirs = {
+            _location(t): str(base_dir)
+            for t in _initializer_protos(proto.graph)
+            if t.data_location == onnx.TensorProto.EXTERNAL
+        }
+        return CheckedModel(check_and_infer(proto, base_dirs), base_dirs)
+
+
 def save_model_atomic(
     model: ir.Model, path: str | os.PathLike, *, progress: Progress = QUIET
 ) -> pathlib.Path:
@@ -385,10 +426,12 @@ def write_checked(
             _copy_mode(path, temp_model)
             if temp_data is not None:
                 _copy_mode(directory / data_name, temp_data)
-                os.replace(temp_data, directory / data_name)
-                temp_data = None
-            os.replace(temp_model, path)
-            temp_model = None
+            with deferred_interrupts():  # both renames, or (before them) neither
+                if temp_data is not None:
+                    os.replace(temp_data, directory / data_name)
+                    temp_data = None
+                os.replace(temp_model, path)
+                temp_model = None
     except OSError as error:
         what = f"{error.strerror}: {error.filename}" if error.filename else str(error)
         raise InvalidModelError(f"{path}: cannot write ({what})") from None
@@ -455,13 +498,34 @@ def _write_external_data(
 def _initializer_protos(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
     """The initializers of `graph` and of every subgraph inside it, in order."""
     yield from graph.initializer
+    for subgraph in subgraphs(graph):
+        yield from _initializer_protos(subgraph)
+
+
+def subgraphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
+    """The graphs held by `graph`'s nodes' attributes (not recursively). Only nodes that can
+    hold one are looked at: reading every attribute of 20,000 nodes costs a tenth of a
+    second."""
+    holders = _graph_holding_ops()
     for node in graph.node:
+        if node.op_type not in holders and node.domain in ("", "ai.onnx"):
+            continue
         for attribute in node.attribute:
             if attribute.type == onnx.AttributeProto.GRAPH:
-                yield from _initializer_protos(attribute.g)
+                yield attribute.g
             elif attribute.type == onnx.AttributeProto.GRAPHS:
-                for subgraph in attribute.graphs:
-                    yield from _initializer_protos(subgraph)
+                yield from attribute.graphs
+
+
+@functools.cache
+def _graph_holding_ops() -> frozenset[str]:
+    """Default-domain ops with a graph attribute in some version (If, Loop, Scan, ...)."""
+    kinds = (onnx.defs.OpSchema.AttrType.GRAPH, onnx.defs.OpSchema.AttrType.GRAPHS)
+    return frozenset(
+        schema.name
+        for schema in onnx.defs.get_all_schemas_with_history()
+        if schema.domain == "" and any(a.type in kinds for a in schema.attributes.values())
+    )
 
 
 def _location(tensor: onnx.TensorProto) -> str:
@@ -492,21 +556,24 @@ def _has_external_tensors(model: ir.Model) -> bool:
     return bool(_external_tensors(model))
 
 
-def _check_external_data(model: ir.Model, path: pathlib.Path) -> None:
+def _check_external_data(proto: onnx.ModelProto, path: pathlib.Path) -> None:
     """Tensors load lazily, so a missing data file would only surface when writing."""
     sizes: dict[str, int | None] = {}
-    for tensor in _external_tensors(model):
-        if tensor.path not in sizes:
-            data = pathlib.Path(tensor.path)
-            sizes[tensor.path] = data.stat().st_size if data.is_file() else None
-        size = sizes[tensor.path]
-        if size is None or (
-            tensor.length is not None and (tensor.offset or 0) + tensor.length > size
-        ):
+    for tensor in _initializer_protos(proto.graph):
+        if tensor.data_location != onnx.TensorProto.EXTERNAL:
+            continue
+        entries = {e.key: e.value for e in tensor.external_data}
+        location = entries.get("location", "")
+        data = path.parent / location
+        if location not in sizes:
+            sizes[location] = data.stat().st_size if data.is_file() else None
+        size = sizes[location]
+        offset, length = int(entries.get("offset") or 0), entries.get("length")
+        if size is None or (length is not None and offset + int(length) > size):
             problem = "is missing" if size is None else "is shorter than the model says"
             raise InvalidModelError(
-                f"{path}: the external data file {tensor.location!r} of tensor "
-                f"{tensor.name!r} {problem} (looked in {str(pathlib.Path(tensor.path).parent)!r})"
+                f"{path}: the external data file {location!r} of tensor "
+                f"{tensor.name!r} {problem} (looked in {str(data.parent)!r})"
             )
 
 
