@@ -24,15 +24,20 @@ from maxlower.inspect import (
 from maxlower.io import (
     Progress,
     check_destination,
+    check_proto_result,
     check_result,
     default_output_path,
     load_model,
+    load_proto,
+    model_from_proto,
     one_line,
     same_file,
     write_checked,
 )
 from maxlower.lower import lower_typed_model
 from maxlower.profiles import Profile, load_profile, shipped_profiles
+from maxlower.safety import check_output, load_comparable
+from maxlower.sparse import convert_sparse
 from maxlower.verify.cli import (
     VERIFY_EXIT_CODES_HELP,
     Verification,
@@ -46,6 +51,7 @@ from passes.legalize import Lowering
 from passes.version.convert import Rewrite
 
 EXIT_INTERNAL, EXIT_INVALID, EXIT_NO_EXACT_FORM = 1, 2, 3
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
 EXIT_CODES_HELP = f"""\b
 Exit codes:
@@ -100,6 +106,8 @@ def _errors_to_exit_codes(debug: bool) -> Iterator[None]:
         yield
     except click.exceptions.Exit:
         raise
+    except KeyboardInterrupt:
+        _fail("interrupted (an output file is only ever replaced whole)", EXIT_INTERRUPTED, debug)
     except ConversionError as error:
         _fail(error, EXIT_NO_EXACT_FORM, debug)
     except InvalidModelError as error:
@@ -214,15 +222,30 @@ def convert(input_path: pathlib.Path, opset: int, output_path: pathlib.Path | No
         check_target_opset(opset)
         if not dry_run:
             check_destination(output_path)
-        model = load_model(input_path, infer_shapes=True, progress=progress)
-        verification.remember(model)
-        source = model.opset_imports.get("")
-        with progress.stage(f"converting to opset {opset}"):
-            original_nodes = _family_node_order(model)
-            converted = convert_typed_model(model, opset, expand_functions=expand_functions)
-            rewrites = in_graph_order(converted, original_nodes)
-        lowerings = _lower(model, profile, progress, typed=False) if profile else []
-        checked = check_result(model, progress)
+        proto = load_proto(input_path, infer_shapes=True, progress=progress)
+        source = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")),
+                      None)
+        sparse = None
+        if profile is None and not verification.enabled:
+            # Only the nodes whose schema changes go through onnx_ir (maxlower.sparse).
+            with progress.stage(f"converting to opset {opset}"):
+                original_nodes = _family_node_order_of_proto(proto)
+                sparse = convert_sparse(proto, opset, str(input_path.parent),
+                                        expand_functions=expand_functions)
+        if sparse is not None:
+            rewrites = in_graph_order(sparse.rewrites, original_nodes)
+            lowerings, model = [], None
+            checked = check_proto_result(sparse.proto, input_path.parent, progress)
+        else:
+            model = model_from_proto(proto, input_path, progress)
+            del proto
+            verification.remember(model)
+            with progress.stage(f"converting to opset {opset}"):
+                original_nodes = _family_node_order(model)
+                converted = convert_typed_model(model, opset, expand_functions=expand_functions)
+                rewrites = in_graph_order(converted, original_nodes)
+            lowerings = _lower(model, profile, progress, typed=False) if profile else []
+            checked = check_result(model, progress)
 
         lines = [f"{input_path}: opset {_opset_text(source)} → {opset}"]
         lines += [f"  {_rewrite_line(r)}" for r in rewrites] or [
@@ -230,11 +253,14 @@ def convert(input_path: pathlib.Path, opset: int, output_path: pathlib.Path | No
         if profile is not None:
             lines += _lowering_lines(profile, lowerings)
         click.echo("\n".join(lines))
-        if not verification.allows_writing(model, None if dry_run else output_path):
+        with _verifying(progress, verification):
+            allowed = verification.allows_writing(model, None if dry_run else output_path)
+        if not allowed:
             verification.finish()
         if dry_run:
             click.echo(f"dry run: {output_path} not written")
         else:
+            check_output(output_path, input_path, checked.base_dirs)
             write_checked(checked, output_path, progress=progress)
             click.echo(f"wrote {output_path}")
         verification.finish()
@@ -301,11 +327,14 @@ def lower(input_path: pathlib.Path, profile_name: str, output_path: pathlib.Path
 
         lines = [f"{input_path}: opset {_opset_text(model.opset_imports.get(''))}"]
         click.echo("\n".join(lines + _lowering_lines(profile, lowerings)))
-        if not verification.allows_writing(model, None if dry_run else output_path):
+        with _verifying(progress, verification):
+            allowed = verification.allows_writing(model, None if dry_run else output_path)
+        if not allowed:
             verification.finish()
         if dry_run:
             click.echo(f"dry run: {output_path} not written")
         else:
+            check_output(output_path, input_path, checked.base_dirs)
             write_checked(checked, output_path, progress=progress)
             click.echo(f"wrote {output_path}")
         verification.finish()
@@ -457,9 +486,28 @@ Examples:
 def verify(reference: pathlib.Path, candidate: pathlib.Path, verification: Verification,
            debug: bool) -> None:
     with _errors_to_exit_codes(debug):
-        report = verification.run(reference, candidate)
+        report = verification.run(*load_comparable(reference, candidate, verification))
         click.echo(f"{reference} vs {candidate}: {report.summary()}")
     sys.exit(exit_code(report))
+
+
+def _verifying(progress: Progress, verification: Verification):
+    """A progress line while --verify runs both models (on a terminal; nothing otherwise)."""
+    if not verification.enabled:
+        return contextlib.nullcontext()
+    return progress.stage("verifying: both models on seeded trials", prints=True)
+
+
+def _family_node_order_of_proto(proto) -> list[FamilyNode]:
+    """`_family_node_order` for a model without functions or subgraphs, from its protobuf
+    (what maxlower.sparse converts)."""
+    return [
+        FamilyNode(container="main graph", where="main graph",
+                   node=node.name or f"<unnamed {node.op_type}>", op_type=node.op_type,
+                   opset=None, version=None, inputs=(), attributes=())
+        for node in proto.graph.node
+        if node.domain in ("", "ai.onnx") and node.op_type in FAMILY
+    ]
 
 
 def _family_node_order(model) -> list[FamilyNode]:
