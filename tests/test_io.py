@@ -319,6 +319,13 @@ def test_progress_is_silent_unless_enabled(capsys, monkeypatch):
     assert err.startswith("loading…") and " s\n" in err
     assert "writing data" in err and "100%" in err
 
+    with shown.stage("verifying", prints=True):
+        print("verification: equivalent")  # the stage's own output starts on a fresh line
+    captured = capsys.readouterr()
+    assert captured.err == "verifying…\n"
+    assert captured.out == "verification: equivalent\n"
+    assert shown.timings[-1][0] == "verifying"
+
 
 def test_cli_shows_no_progress_without_a_terminal_and_timings_on_request(tmp_path):
     source = write_external_model(tmp_path)

@@ -1,0 +1,165 @@
+"""maxlower.sparse writes what the full path writes: onnx_ir is built only for the nodes
+whose schema changes, and the result is the same model (nodes in order, initializers,
+graph inputs and outputs, value types, opset imports, IR version) with the same rewrites,
+or the same error."""
+
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+import sys
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from maxlower.api import convert_typed_model
+from maxlower.io import check_and_infer, check_result, load_proto, model_from_proto
+from maxlower.sparse import ANCHOR_DOMAIN, convert_sparse
+from tests.conformance import family_cases
+from tests.fixtures.catalog import fixtures
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+LATEST = onnx.defs.onnx_opset_version()
+
+
+def _canonical(proto: onnx.ModelProto) -> dict:
+    graph = proto.graph
+    initializers = {t.name for t in graph.initializer}
+    return {
+        "nodes": [n.SerializeToString(deterministic=True) for n in graph.node],
+        "initializers": [t.SerializeToString(deterministic=True) for t in graph.initializer],
+        "inputs": [v.SerializeToString(deterministic=True) for v in graph.input],
+        "outputs": [v.SerializeToString(deterministic=True) for v in graph.output],
+        # onnx_ir also writes a value_info entry for each initializer; the sparse path
+        # leaves the input's value_info alone, and the initializers say their types.
+        "value_types": {
+            v.name: v.type.SerializeToString(deterministic=True)
+            for v in graph.value_info
+            if v.name not in initializers
+        },
+        "opsets": {o.domain: o.version for o in proto.opset_import},
+        "ir_version": proto.ir_version,
+    }
+
+
+def _outcome(convert) -> tuple | None:
+    try:
+        converted = convert()
+    except Exception as error:  # ConversionError, InvalidModelError: the same on both paths
+        return ("error", type(error).__name__, str(error))
+    if converted is None:
+        return None
+    proto, rewrites = converted
+    return ("ok", _canonical(proto), [(r.where, r.node, r.what) for r in rewrites])
+
+
+def both_paths(path: pathlib.Path, target: int) -> tuple[tuple, tuple | None]:
+    """(full path, sparse path) outcomes; the sparse one is None if it declined."""
+    base_dir = str(path.parent)
+
+    def full():
+        model = model_from_proto(load_proto(path, infer_shapes=True), path)
+        rewrites = convert_typed_model(model, target)
+        return check_result(model).proto, rewrites
+
+    def sparse():
+        result = convert_sparse(load_proto(path, infer_shapes=True), target, base_dir)
+        if result is None:
+            return None
+        return check_and_infer(result.proto, base_dir), result.rewrites
+
+    return _outcome(full), _outcome(sparse)
+
+
+def _wide(tmp: pathlib.Path) -> list[pathlib.Path]:
+    spec = importlib.util.spec_from_file_location("bench", ROOT / "benchmarks" / "bench.py")
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench
+    try:
+        spec.loader.exec_module(bench)
+        paths = []
+        for opset in (20, 13):
+            paths.append(tmp / f"wide{opset}.onnx")
+            onnx.save(bench.wide_model(40, opset), paths[-1])
+        return paths
+    finally:
+        del sys.modules[spec.name]
+
+
+def _cases(tmp: pathlib.Path) -> list[tuple[str, pathlib.Path, tuple[int, ...]]]:
+    cases = [(f.name, f.path, (11, 13, 18, LATEST)) for f in fixtures()]
+    for case in family_cases()[::2]:
+        path = tmp / f"{case.name}.onnx"
+        onnx.save(case.model, path)
+        cases.append((case.name, path, (7, 13, 18)))
+    for path in sorted((ROOT / "examples" / "models").glob("*.onnx")):
+        cases.append((path.name, path, (11, 13, 17, LATEST)))
+    cases += [(p.name, p, (13, 17, 18)) for p in _wide(tmp)]
+    return cases
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    return _cases(tmp_path_factory.mktemp("sparse"))
+
+
+def test_the_sparse_path_writes_what_the_full_path_writes(corpus):
+    compared = declined = 0
+    differences = []
+    for name, path, targets in corpus:
+        for target in targets:
+            full, sparse = both_paths(path, target)
+            if sparse is None:
+                declined += 1
+                continue
+            compared += 1
+            if sparse != full:
+                if full[0] == sparse[0] == "ok":
+                    keys = [k for k in full[1] if full[1][k] != sparse[1][k]]
+                    differences.append((name, target, keys, full[2] == sparse[2]))
+                else:
+                    differences.append((name, target, full[:3], sparse[:3]))
+    assert differences == []
+    assert compared >= 150 and declined <= compared // 10  # most models take this path
+
+
+def test_models_with_subgraphs_or_functions_are_declined_untouched(tmp_path):
+    path = ROOT / "examples" / "models" / "nested_opset18.onnx"
+    proto = load_proto(path, infer_shapes=True)
+    before = proto.SerializeToString(deterministic=True)
+    assert convert_sparse(proto, 13, str(path.parent)) is None
+    assert proto.SerializeToString(deterministic=True) == before
+
+
+def test_only_changing_nodes_go_through_onnx_ir_and_no_anchor_is_left(tmp_path):
+    """Abs and Max keep their schema between 18 and 13; ReduceMax and its Constant axes
+    are the only nodes built in onnx_ir."""
+    graph = helper.make_graph(
+        [
+            helper.make_node("Abs", ["x"], ["r"], "abs"),
+            helper.make_node(
+                "Constant",
+                [],
+                ["axes"],
+                "axes",
+                value=helper.make_tensor("a", TensorProto.INT64, [1], [1]),
+            ),
+            helper.make_node("ReduceMax", ["r", "axes"], ["m"], "reduce", keepdims=1),
+            helper.make_node("Max", ["m", "x"], ["y"], "max"),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+    )
+    path = tmp_path / "small.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), path)
+    result = convert_sparse(load_proto(path, infer_shapes=True), 13, str(tmp_path))
+    assert result is not None and result.changed_nodes == 2
+    nodes = result.proto.graph.node
+    assert [n.op_type for n in nodes] == ["Abs", "ReduceMax", "Max"]  # the Constant went
+    assert not any(n.domain == ANCHOR_DOMAIN for n in nodes)
+    assert [a.name for a in nodes[1].attribute] == ["keepdims", "axes"]
+    assert {o.domain: o.version for o in result.proto.opset_import} == {"": 13}
+    full, sparse = both_paths(path, 13)
+    assert full == sparse
