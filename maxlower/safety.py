@@ -492,66 +492,91 @@ def deferred_interrupts() -> Iterator[None]:
 # --- verification -------------------------------------------------------------------------
 
 
-def check_comparable(reference: onnx.ModelProto, candidate: onnx.ModelProto) -> None:
-    """`maxlower verify` of two models a caller cannot feed alike: refused (exit code 2)
-    before any trial, naming the first difference."""
-    from maxlower.verify.core import _interface_differences
-
-    differences = _interface_differences(reference, candidate, {})
+def check_comparable(reference: ir.Model, candidate: ir.Model) -> None:
+    """`maxlower verify` of two models a caller cannot feed alike (other input names or
+    element types, other outputs): refused (exit code 2) before any trial, naming the
+    first difference. (`maxlower.verify` itself reports such a pair as different.)"""
+    ref_inputs, cand_inputs = _fed_inputs(reference), _fed_inputs(candidate)
+    differences = [
+        f"input {name!r} of the reference is not an input of the candidate"
+        for name in ref_inputs.keys() - cand_inputs.keys()
+    ] + [
+        f"the candidate needs an input {name!r} that the reference does not have"
+        for name in cand_inputs.keys() - ref_inputs.keys()
+    ]
+    differences += [
+        f"input {name!r} is {_type_text(ref_inputs[name])} in the reference and "
+        f"{_type_text(cand_inputs[name])} in the candidate"
+        for name in sorted(ref_inputs.keys() & cand_inputs.keys())
+        if ref_inputs[name].type != cand_inputs[name].type
+    ]
+    ref_outputs = [v.name for v in reference.graph.outputs]
+    cand_outputs = [v.name for v in candidate.graph.outputs]
+    if ref_outputs != cand_outputs:
+        differences.append(f"the outputs differ: reference {ref_outputs}, candidate {cand_outputs}")
     if differences:
         more = f" (and {len(differences) - 1} more)" if len(differences) > 1 else ""
         raise InvalidModelError(
-            f"the models have different signatures, so they cannot be compared: "
+            "the models have different signatures, so they cannot be compared: "
             f"{differences[0]}{more}"
         )
 
 
+def _fed_inputs(model: ir.Model) -> dict[str, ir.Value]:
+    """The graph inputs a caller feeds (an initializer listed as an input has a default)."""
+    return {v.name: v for v in model.graph.inputs if v.name not in model.graph.initializers}
+
+
+def _type_text(value: ir.Value) -> str:
+    return str(value.type) if value.type is not None else "untyped"
+
+
 def check_verifiable(
-    proto: onnx.ModelProto, dims: dict[str, int] | None = None, given: set[str] = frozenset()
+    model: ir.Model, dims: dict[str, int] | None = None, given: set[str] = frozenset()
 ) -> None:
     """Refuse to verify a model whose declared input shapes need more than
     VERIFY_INPUT_LIMIT bytes of test inputs per trial (huge static dims); inputs in
-    `given` (--inputs) are not generated."""
-    from maxlower.verify.inputs import input_specs
-
+    `given` (--inputs) are not generated, and a symbolic dim counts as --dim gives it, or
+    as the largest size the verifier gives one."""
     dims = dims or {}
     total, largest = 0, None
-    for spec in input_specs(proto):
-        if spec.name in given:
-            continue
+    for value in _fed_inputs(model).values():
+        if value.name in given or value.shape is None or value.dtype is None:
+            continue  # the verifier refuses these itself, or they are given
         sizes = [
-            d if isinstance(d, int) else dims.get(d, _LARGEST_SYMBOLIC_SIZE) for d in spec.dims
+            d if isinstance(d, int) else dims.get(d.value, _LARGEST_SYMBOLIC_SIZE)
+            for d in value.shape
         ]
-        nbytes = math.prod(sizes) * spec.dtype.itemsize
+        nbytes = math.prod(sizes) * value.dtype.itemsize
         total += nbytes
         if largest is None or nbytes > largest[1]:
-            largest = (spec, nbytes)
+            largest = (value, nbytes)
     if total > VERIFY_INPUT_LIMIT:
-        spec, nbytes = largest
+        value, nbytes = largest
         raise InvalidModelError(
-            f"input {spec.name!r} is declared {spec.dtype}{list(spec.dims)}: {nbytes:.3g} bytes "
-            f"of test data per trial, over the verifier's {VERIFY_INPUT_LIMIT >> 30} GiB; "
-            "give its values with --inputs"
+            f"input {value.name!r} is declared {value.dtype}{list(value.shape)}: {nbytes:.3g} "
+            f"bytes of test data per trial, over the verifier's {VERIFY_INPUT_LIMIT >> 30} "
+            "GiB; give its values with --inputs"
         )
 
 
 def load_comparable(
     reference: str | os.PathLike, candidate: str | os.PathLike, verification
 ) -> tuple[ir.Model, ir.Model]:
-    """The two models of `maxlower verify`, loaded once; refused (exit code 2) if a caller
+    """The two models of `maxlower verify`, loaded (once); refused (exit code 2) if a caller
     cannot feed them alike (`check_comparable`) or their inputs are too large to generate
     (`check_verifiable`). `verification` is the command's
     `maxlower.verify.cli.Verification` (its --dim and --inputs count)."""
-    from maxlower.io import load_proto, model_from_proto
+    from maxlower.io import load_model
 
-    protos = [load_proto(path) for path in (reference, candidate)]
-    check_comparable(*protos)
+    models = load_model(reference), load_model(candidate)
+    check_comparable(*models)
     given: set[str] = set()
     if verification.inputs is not None:
         with contextlib.suppress(OSError, ValueError), np.load(verification.inputs) as archive:
             given = set(archive.files)
-    check_verifiable(protos[0], verification.dims, given)
-    return model_from_proto(protos[0], reference), model_from_proto(protos[1], candidate)
+    check_verifiable(models[0], verification.dims, given)
+    return models
 
 
 __all__ = [
