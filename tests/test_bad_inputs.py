@@ -13,6 +13,8 @@ import math
 import os
 import pathlib
 import re
+import subprocess
+import sys
 from collections.abc import Callable
 
 import numpy as np
@@ -174,6 +176,13 @@ def _graph_model(nodes: str):
     return lambda: parse(f"g (float[3] x) => (float[3] y) {{ {nodes} }}")
 
 
+def _not_utf8(tmp):
+    """A node name that is not UTF-8 (protobuf parses it, as bytes)."""
+    data = weighted_model().SerializeToString()
+    assert data.count(b"max_w") == 1
+    return _bytes(data.replace(b"max_w", b"\xffax_w"))(tmp)
+
+
 def _huge_initializer():
     model = weighted_model(4)
     tensor = model.graph.initializer[0]
@@ -220,6 +229,7 @@ ROWS = [
         ("not an ONNX model",),
     ),
     Row("graph-not-model", _bytes(good_model().graph.SerializeToString()), ("not an ONNX model",)),
+    Row("not-utf8", _not_utf8, ("NodeProto.name", "is not valid UTF-8")),
     # `maxlower lower` writes such a model unchanged (maxlower.lower.lower_typed_model does
     # not check what lower_ir_model checks); the library's maxlower.lower refuses it
     Row(
@@ -483,6 +493,57 @@ def test_huge_declared_input_dims_are_not_verified(tmp_path: pathlib.Path):
     assert result.exit_code == 2
     assert_one_line_error(result, "input 'x'", "4.84e+24 bytes", "--inputs")
     assert not (tmp_path / "r.json").exists()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known bug: maxlower.lower.lower_typed_model (what the "
+    "CLI runs) lacks lower_ir_model's default-domain check, and writes the model",
+)
+def test_lower_refuses_a_model_without_default_opset(tmp_path: pathlib.Path):
+    path = save(_no_default_domain(), model_dir(tmp_path))
+    before = snapshot(tmp_path)
+    result = invoke("lower", path, "--profile", "primitives", "-o", tmp_path / "out.onnx")
+    assert result.exit_code == 2
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known bug: choosing a decomposition for ReduceMax over "
+    "float[2^40, 3] (passes/legalize, scratch.check_and_infer) makes onnx's shape "
+    "inference allocate until memory runs out",
+)
+def test_lower_of_huge_declared_dims_in_bounded_memory(tmp_path: pathlib.Path):
+    """In a child limited to 2 GB of address space, where onnx_ir's ShapeInferencePass
+    catches the std::bad_alloc and lowering goes on; without the limit the allocation is
+    attempted and the machine's out-of-memory killer ends the process."""
+    path = save(
+        parse(
+            "g (float[1099511627776, 3] x) => (float[1099511627776] y) {"
+            " y = ReduceMax <axes = [-1], keepdims = 0> (x) }"
+        ),
+        tmp_path,
+    )
+    limit = "import resource; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"{limit}\nfrom maxlower.cli import main\nmain()",
+            "lower",
+            str(path),
+            "--profile",
+            "primitives",
+            "-o",
+            str(tmp_path / "out.onnx"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "bad_alloc" not in result.stderr and "MemoryError" not in result.stderr
 
 
 # --- opsets -------------------------------------------------------------------------------

@@ -1,0 +1,80 @@
+"""Fuzzing the loader: damaged model files (truncated, bytes flipped, inserted or deleted,
+fields spliced from another model) through `maxlower convert` and `maxlower inspect`.
+
+Whatever the bytes, the command ends with exit code 0, 2 or 3, never 1 (an internal error)
+and never a traceback; a refusal is one line; the input file is unchanged and nothing but
+the output (on success) is written. Set MAXLOWER_FUZZ_FILE_EXAMPLES to run longer.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import tempfile
+
+import onnx
+from click.testing import CliRunner
+from hypothesis import HealthCheck, event, given, note, settings
+from hypothesis import strategies as st
+
+from maxlower.cli import cli
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+EXAMPLES = int(os.environ.get("MAXLOWER_FUZZ_FILE_EXAMPLES", "1000"))
+SEEDS = [path.read_bytes() for path in sorted((ROOT / "examples" / "models").glob("*.onnx"))]
+LATEST = onnx.defs.onnx_opset_version()
+
+
+@st.composite
+def damaged_files(draw) -> bytes:
+    data = bytearray(draw(st.sampled_from(SEEDS)))
+    for _ in range(draw(st.integers(1, 4))):
+        how = draw(st.sampled_from(["truncate", "flip", "insert", "delete", "splice"]))
+        at = draw(st.integers(0, max(len(data) - 1, 0)))
+        if how == "truncate":
+            del data[at:]
+        elif how == "flip" and data:
+            data[at] ^= draw(st.integers(1, 255))
+        elif how == "insert":
+            data[at:at] = draw(st.binary(min_size=1, max_size=8))
+        elif how == "delete":
+            del data[at : at + draw(st.integers(1, 8))]
+        elif how == "splice":
+            other = draw(st.sampled_from(SEEDS))
+            start = draw(st.integers(0, len(other) - 1))
+            data[at:at] = other[start : start + draw(st.integers(1, 64))]
+    return bytes(data)
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    content=damaged_files(),
+    command=st.sampled_from(["convert", "inspect"]),
+    opset=st.integers(1, LATEST),
+)
+def test_damaged_files_end_in_a_clean_exit(content: bytes, command: str, opset: int):
+    with tempfile.TemporaryDirectory() as directory:
+        directory = pathlib.Path(directory)
+        path = directory / "model.onnx"
+        path.write_bytes(content)
+        out = directory / "out.onnx"
+        args = [command, str(path), "--opset", str(opset)]
+        args += ["-o", str(out)] if command == "convert" else []
+        result = CliRunner().invoke(cli, args, catch_exceptions=False)
+        note(f"exit {result.exit_code}: {result.stderr}")
+        event(f"exit {result.exit_code}")
+        assert result.exit_code in (0, 2, 3), result.stderr
+        assert "Traceback" not in result.stderr
+        if result.exit_code:
+            assert result.stderr.startswith("maxlower: error: ")
+            assert result.stderr.count("\n") == 1, result.stderr
+        assert path.read_bytes() == content
+        written = {"model.onnx"} | (
+            {"out.onnx"} if command == "convert" and not result.exit_code else set()
+        )
+        assert {p.name for p in directory.iterdir()} == written
