@@ -153,6 +153,7 @@ def load_proto(
         raise ValueError("infer_shapes needs check: inference is run with the full check")
     with progress.stage(f"loading {path}"):
         proto = read_model_proto(path)
+    with progress.stage("checking strings and external data references (maxlower.safety)"):
         check_model_data(proto, path)  # before any external byte is read or even stat'ed
         _check_external_data(proto, path)
     if check:
