@@ -113,7 +113,11 @@ def _min_ir_version(opset: int) -> int:
 
 def _to_ir(model: onnx.ModelProto | ir.Model) -> ir.Model:
     if isinstance(model, onnx.ModelProto):
-        return ir.serde.deserialize_model(model)
+        # onnx_ir's tensors wrap the proto's own TensorProtos: work on a copy, so that
+        # nothing a pass does can reach the caller's model.
+        copy = onnx.ModelProto()
+        copy.CopyFrom(model)
+        return ir.serde.deserialize_model(copy)
     if isinstance(model, ir.Model):
         return model.clone()
     raise TypeError(f"expected onnx.ModelProto or onnx_ir.Model, got {type(model).__name__}")

@@ -199,6 +199,12 @@ class Builder:
         if x.dtype == to:
             return x
         self.require("Cast")
+        if self.opset < 6 and self.in_function:
+            raise self.refuse(
+                "the exact form needs a Cast inside a function, and before opset 6 Cast names "
+                "its target type as a string, which ONNX cannot type inside a function body",
+                "target opset 6 or later",
+            )
         if self.opset < 6:
             to_attr: int | str = onnx.TensorProto.DataType.Name(to.value)
         else:

@@ -20,11 +20,41 @@ def containers(model: ir.Model) -> Iterator[tuple[str, Container, dict[str, int]
         yield f"function {function.domain}::{function.name}", function, function.opset_imports
 
 
-def constant_ints(value: ir.Value | None) -> list[int] | None:
-    """The integer contents of a constant (initializer, or Constant node), else None."""
+def const_tensor(value: ir.Value | None) -> ir.TensorProtocol | None:
+    """The constant behind `value` (an initializer, or a Constant node), else None.
+
+    Like onnx_ir.convenience.get_const_tensor, but it never renames the tensor: that one
+    does, and a tensor read from a ModelProto writes the new name back into the caller's
+    proto.
+    """
     if value is None:
         return None
-    tensor = ir.convenience.get_const_tensor(value)
+    if value.const_value is not None:
+        return value.const_value
+    node = value.producer()
+    if node is None or node.op_type != "Constant" or node.domain != "":
+        return None
+    if len(node.attributes) != 1:
+        return None
+    attr = next(iter(node.attributes.values()))
+    if attr.is_ref():
+        return None
+    if attr.name == "value":
+        return attr.as_tensor()
+    dtypes = {
+        "value_int": np.int64,
+        "value_ints": np.int64,
+        "value_float": np.float32,
+        "value_floats": np.float32,
+    }
+    if attr.name in dtypes:
+        return ir.tensor(np.array(attr.value, dtype=dtypes[attr.name]))
+    return None
+
+
+def constant_ints(value: ir.Value | None) -> list[int] | None:
+    """The integer contents of a constant (initializer, or Constant node), else None."""
+    tensor = const_tensor(value)
     if tensor is None:
         return None
     return [int(v) for v in np.asarray(tensor.numpy()).reshape(-1)]

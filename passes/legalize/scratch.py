@@ -22,7 +22,7 @@ import onnx_ir as ir
 from onnx_ir.passes.common import CheckerPass, ShapeInferencePass
 
 from passes.errors import ConversionError
-from passes.graph_utils import node_label, remove_if_orphaned
+from passes.graph_utils import const_tensor, node_label, remove_if_orphaned
 
 MIRROR = "__mirror"
 
@@ -33,7 +33,7 @@ SMALL_CONSTANT = 4096  # elements; larger constant inputs are seen as plain inpu
 def small_constant(value: ir.Value) -> ir.TensorProtocol | None:
     """The value's constant tensor if it has one of at most SMALL_CONSTANT elements. Rewrites
     read constants such as axes; a large weight given to Max is only data to them."""
-    tensor = ir.convenience.get_const_tensor(value)
+    tensor = const_tensor(value)
     if tensor is None or tensor.size > SMALL_CONSTANT:
         return None
     return tensor

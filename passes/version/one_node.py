@@ -22,7 +22,7 @@ import onnx.version_converter
 import onnx_ir as ir
 
 from passes.errors import ConversionError
-from passes.graph_utils import node_label, remove_if_orphaned
+from passes.graph_utils import const_tensor, node_label, remove_if_orphaned
 
 # Prefixes for what replaces an unnamed node (the converter's own names, _v_4, repeat).
 _UNNAMED = itertools.count()
@@ -36,7 +36,7 @@ def one_node_model(node: ir.Node, opset: int) -> onnx.ModelProto:
     for value in node.inputs:
         if value is None or value.name in {i.name for i in inputs + initializers}:
             continue
-        tensor = ir.convenience.get_const_tensor(value)
+        tensor = const_tensor(value)
         if tensor is not None:
             initializers.append(onnx.numpy_helper.from_array(tensor.numpy(), value.name))
         elif value.type is not None:

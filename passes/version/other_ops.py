@@ -44,6 +44,7 @@ from passes.version.expand import body_opsets, expand_function_body
 from passes.version.one_node import delegate_to_version_converter, one_node_model
 from passes.version.other_adapters import OTHER_ADAPTERS
 from passes.version.relabel import (
+    control_flow_problem,
     drop_default_attributes,
     drop_unused_outputs,
     meaning_change,
@@ -191,8 +192,9 @@ def _relabel_problem(node: ir.Node, old: int, target: int, ir_version: int) -> s
         for attr in node.attributes.values()
     ):
         # check_node cannot see outer-scope names from inside a body; the body's own nodes
-        # are checked one by one, and the final full check covers the node's structure.
-        return None
+        # are checked one by one, so here only what the node itself declares: output types
+        # and, for If, the shapes its branches give.
+        return control_flow_problem(node, target)
     problem = schema_problem(node, old, target, ir_version)
     new = schema_version(node.op_type, target)
     return None if problem is None else f"{node.op_type}-{new} does not accept it ({problem})"

@@ -73,9 +73,12 @@ def pin_changed_defaults(node: ir.Node, source_schema, target_schema) -> bool:
         if name not in target_schema.attributes:
             continue
         new_default = target_schema.attributes[name].default_value
-        same = new_default is not None and new_default.name and onnx.helper.get_attribute_value(
-            new_default
-        ) == onnx.helper.get_attribute_value(default)
+        same = (
+            new_default is not None
+            and new_default.name
+            and onnx.helper.get_attribute_value(new_default)
+            == onnx.helper.get_attribute_value(default)
+        )
         if not same:
             node.attributes[name] = ir.serde.deserialize_attribute(default)
             pinned = True
@@ -85,6 +88,8 @@ def pin_changed_defaults(node: ir.Node, source_schema, target_schema) -> bool:
 def drop_unused_outputs(node: ir.Node, schema) -> bool:
     """Remove trailing optional outputs nothing reads (Dropout's mask, say), whose type may
     differ between versions."""
+    if schema.outputs and schema.outputs[-1].option == _VARIADIC:
+        return False  # Loop/Scan/Split outputs are positional, not optional
     count = len(node.outputs)
     while count > max(schema.min_output, 1):
         value = node.outputs[count - 1]
@@ -95,6 +100,32 @@ def drop_unused_outputs(node: ir.Node, schema) -> bool:
         return False
     node.resize_outputs(count)
     return True
+
+
+def control_flow_problem(node: ir.Node, target: int) -> str | None:
+    """Why If/Loop/Scan at the target would not accept the node's outputs, or None: each
+    known output type must be one the target schema allows, and before If-11 both branches
+    must give outputs of one static shape."""
+    schema = onnx.defs.get_schema(node.op_type, target, "")
+    allowed = {c.type_param_str: set(c.allowed_type_strs) for c in schema.type_constraints}
+    for i, value in enumerate(node.outputs):
+        formal = schema.outputs[min(i, len(schema.outputs) - 1)]
+        if not isinstance(value.type, ir.TensorType) or formal.type_str not in allowed:
+            continue
+        type_str = f"tensor({value.type.dtype.name.lower()})"
+        if type_str not in allowed[formal.type_str]:
+            return f"{node.op_type}-{schema.since_version} does not accept {type_str} outputs"
+    if node.op_type == "If" and schema.since_version < 11:
+        then_graph = node.attributes["then_branch"].as_graph()
+        else_graph = node.attributes["else_branch"].as_graph()
+        for a, b in zip(then_graph.outputs, else_graph.outputs):
+            static = a.shape is not None and all(isinstance(d, int) for d in a.shape)
+            if not static or a.shape != b.shape:
+                return (
+                    f"If before opset 11 needs both branches to give one static shape, and "
+                    f"{a.name!r} / {b.name!r} are {a.shape} / {b.shape}"
+                )
+    return None
 
 
 def meaning_change(node: ir.Node, old: int, new: int) -> str | None:
@@ -180,6 +211,9 @@ def _unknown_types_problem(node: ir.Node, old: int, target: int) -> str | None:
                 f"{sorted(missing)} for {constraint.type_param_str}"
             )
     return None
+
+
+_VARIADIC = onnx.defs.OpSchema.FormalParameterOption.Variadic
 
 
 def _first_line(error: BaseException) -> str:
