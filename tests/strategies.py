@@ -15,8 +15,9 @@ negative from opset 11, as an attribute, or from opset 18 as an initializer, a C
 node or a graph input), keepdims and noop_with_empty_axes; ArgMax's axis (negative from
 11), keepdims and select_last_index (from 12); a Loop's trip count, 0 included.
 
-The models are built with onnx.helper and checked once (`check`), so a mistake in this
-module shows as a failed check, not as a finding about maxlower.
+The models are built with onnx.helper; test_strategy_models_pass_the_full_checker
+(tests/test_fuzz_pipeline.py) checks them, so a mistake in this module shows up there and
+not as a finding about maxlower.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
-import os
 
 import onnx
 from hypothesis import strategies as st
@@ -36,10 +36,6 @@ PROFILES = ("primitives", "onnxruntime", "tensorrt", "webnn", "no-argmax")
 FUNCTION_DOMAIN = "fuzz.local"
 SYMBOLS = ("N", "M")
 MAX_DEPTH = 2  # subgraphs inside subgraphs, not deeper
-# Leave out what triggers bugs already found and reported (tests/test_fuzz_pipeline.py,
-# "known bugs"), so that a long run looks for new ones; MAXLOWER_FUZZ_KNOWN_BUGS=1 keeps it.
-AVOID_KNOWN_BUGS = os.environ.get("MAXLOWER_FUZZ_KNOWN_BUGS") != "1"
-LOWEST_TARGET = "fuzz.lowest_target"  # metadata: targets below it meet a known bug
 
 _TYPES = {
     f"tensor({name})": getattr(TensorProto, name.upper())
@@ -92,7 +88,6 @@ class Program:
     initializers: list[onnx.TensorProto] = dataclasses.field(default_factory=list)
     functions: list[onnx.FunctionProto] = dataclasses.field(default_factory=list)
     counter: itertools.count = dataclasses.field(default_factory=itertools.count)
-    lowest_target: int = 1  # avoiding a known bug: no target below this
 
     def name(self, prefix: str) -> str:
         return f"{prefix}{next(self.counter)}"
@@ -330,21 +325,18 @@ def add_if(scope: Scope) -> Value | None:
     cond = scope.program.new_input(TensorProto.BOOL, (), prefix="cond")
     then_scope = _child(scope)
     then_out = add_family_node(then_scope, keep_rank=True)
-    if then_out is None or then_out.elem not in _nestable("If", scope.opset):
+    if then_out is None or then_out.dims is None:
+        return None  # (an output of unknown rank cannot be declared)
+    if then_out.elem not in accepted_types("If", scope.opset, "V"):
         return None
-    # A Loop in a branch leaves one of its outputs unused there: conversion drops it
-    # (known bug: relabel.drop_unused_outputs), making the Loop invalid.
-    nested = scope.depth + 1 < MAX_DEPTH and not AVOID_KNOWN_BUGS and draw(st.booleans())
+    # a Loop in a branch, one of whose outputs the branch leaves unused
+    nested = scope.depth + 1 < MAX_DEPTH and draw(st.booleans())
     else_scope = _child(scope)
     else_out = _matching_branch(else_scope, then_out, nested)
     if else_out is None:  # the same nodes in both branches (sibling scopes may share names)
         else_scope.nodes, else_out = list(then_scope.nodes), then_out
         else_scope.initializers = list(then_scope.initializers)
     dims = then_out.dims if then_out.dims == else_out.dims else tuple(None for _ in then_out.dims)
-    if dims != then_out.dims and AVOID_KNOWN_BUGS:
-        # known bug: an If-11 whose branches differ in shape is relabelled to If-1, which
-        # needs one shape, and the result fails the full check
-        scope.program.lowest_target = max(scope.program.lowest_target, 11)
     out = scope.output(then_out.elem, dims, prefix="if")
     branches = {
         name: helper.make_graph(
@@ -380,7 +372,7 @@ def add_loop(scope: Scope) -> Value | None:
     """Loop M times over a carried value c: c = Max(c, w) with w from outside (Identity
     where Max does not take the type), and a scan output of a family node on c."""
     draw = scope.draw
-    looped = _nestable("Loop", scope.opset)
+    looped = accepted_types("Loop", scope.opset, "V")
     carried = [v for v in scope.values if v.dims is not None and v.elem in looped]
     if not carried:
         return None
@@ -480,13 +472,6 @@ def add_call(scope: Scope) -> Value | None:
     return out
 
 
-def _nestable(op: str, opset: int) -> list[int]:
-    """The types an If or Loop passes out at `opset`; without bfloat16 when avoiding the
-    known bug: conversion relabels a bfloat16 If-16 to If-13, which has no bfloat16."""
-    types = accepted_types(op, opset, "V")
-    return [t for t in types if not (AVOID_KNOWN_BUGS and t == TensorProto.BFLOAT16)]
-
-
 def _child(scope: Scope) -> Scope:
     return Scope(scope.program, list(scope.values), scope.depth + 1, scope.in_function)
 
@@ -540,8 +525,6 @@ def family_models(draw, opsets: tuple[int, int] = (1, LATEST), ops=FAMILY) -> on
         imports.append(helper.make_opsetid(FUNCTION_DOMAIN, 1))
     model = helper.make_model(graph, opset_imports=imports, functions=program.functions)
     model.ir_version = max(_min_ir_version(opset), 4, 8 if program.functions else 0)
-    if program.lowest_target > 1:
-        helper.set_model_props(model, {LOWEST_TARGET: str(program.lowest_target)})
     return model
 
 
@@ -584,13 +567,6 @@ def fuzz_cases(
 ) -> FuzzCase:
     model = draw(family_models(opsets, ops))
     low, high = targets
-    lowest = {p.key: p.value for p in model.metadata_props}.get(LOWEST_TARGET)
-    if lowest is not None:
-        low = max(low, min(int(lowest), high))
-    if AVOID_KNOWN_BUGS and model.functions:
-        # known bug: below 6 a function body gets Cast-1 (`to` a string), whose output the
-        # checker cannot type there, so the converted model fails the full check
-        low = max(low, min(6, high))
     target = draw(st.integers(low, high))
     profile = draw(st.sampled_from([None, *PROFILES]))
     return FuzzCase(model, target, profile, draw(st.integers(0, 2**16)))
