@@ -1,13 +1,15 @@
 """Rules for untrusted model files and for where output may go.
 
-    check_model_data(proto, path)            external data and tensor sizes, before anything
-                                             reads them; InvalidModelError (exit code 2)
+    check_model_data(proto, path)            external data, declared tensor sizes and UTF-8
+                                             strings, before anything reads the data;
+                                             InvalidModelError (exit code 2)
     describe_invalid(proto, error)           a checker error, said precisely when the graph
                                              has a dangling input, a cycle or a name made twice
     check_output(out, in, sources)           OUT and OUT.data: not a file IN reads from, no
                                              symlink out of OUT's directory
-    check_comparable(reference, candidate)   `maxlower verify` of two different signatures
-    check_verifiable(proto)                  inputs small enough to generate
+    load_comparable(ref, cand, verification) `maxlower verify`'s two models, refused if their
+                                             signatures differ (check_comparable) or their
+                                             inputs are too large to generate (check_verifiable)
     atomic_write_text(path, text)            a temporary file in the directory, renamed
     deferred_interrupts()                    SIGINT waits until a block (two renames) is done
 
