@@ -271,9 +271,9 @@ def _splice_value_info(
     initial: dict[str, ir.TensorProtocol],
     typed_before: dict[str, tuple],
 ) -> None:
-    """value_info as onnx_ir would write it: none for values that are gone, the passes'
-    types for the values the small model's nodes make (graph outputs keep their entry).
-    Entries of values that kept their object, type and shape are left as they are."""
+    """value_info and graph outputs as onnx_ir would write them: no value_info for values
+    that are gone, the passes' types for the values the small model's nodes make. Entries
+    of values that kept their object, type and shape are left as they are."""
     before = {name for node in partial.graph.node for name in node.output} | set(initial)
     made = {}
     for node in small:
@@ -287,6 +287,10 @@ def _splice_value_info(
         old = typed_before.get(name)
         return old is None or old[0] is not value or old[1:] != (value.type, value.shape)
 
+    for entry in graph.output:  # onnx_ir writes a graph output with its value's type
+        value = made.get(entry.name)
+        if value is not None and changed(entry.name, value):
+            entry.CopyFrom(ir.serde.serialize_value(value))
     retyped = {
         name: value for name, value in made.items() if name not in outputs and changed(name, value)
     }

@@ -18,6 +18,7 @@ from maxlower.io import check_and_infer, check_result, load_proto, model_from_pr
 from maxlower.sparse import ANCHOR_DOMAIN, convert_sparse
 from tests.conformance import family_cases
 from tests.fixtures.catalog import fixtures
+from tests.mutants import MUTANTS
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 LATEST = onnx.defs.onnx_opset_version()
@@ -163,3 +164,15 @@ def test_only_changing_nodes_go_through_onnx_ir_and_no_anchor_is_left(tmp_path):
     assert {o.domain: o.version for o in result.proto.opset_import} == {"": 13}
     full, sparse = both_paths(path, 13)
     assert full == sparse
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
+def test_a_broken_adapter_breaks_both_paths_alike(mutant, tmp_path):
+    """With one of the verifier's planted bugs installed (an adapter that changes a type or
+    a value, tests/mutants.py), the sparse path still writes what the full path writes:
+    the wrong output too, for --verify to catch."""
+    path = tmp_path / "model.onnx"
+    onnx.save(mutant.source_model(), path)
+    with mutant.installed():
+        full, sparse = both_paths(path, mutant.target)
+    assert sparse == full
