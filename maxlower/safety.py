@@ -206,8 +206,18 @@ def _graph_tensors(graph: onnx.GraphProto, where: str) -> Iterator[tuple[onnx.Te
 
 def _node_tensors(nodes, where: str) -> Iterator[tuple[onnx.TensorProto, str]]:
     for index, node in enumerate(nodes):
-        label = f"node {_node_name(node, index)} ({node.op_type}) in {where}"
         for attribute in node.attribute:
+            has = attribute.HasField
+            if not (
+                has("t")
+                or has("g")
+                or has("sparse_tensor")
+                or attribute.tensors
+                or attribute.graphs
+                or attribute.sparse_tensors
+            ):
+                continue  # ints, floats, strings: most attributes, and cheap to pass by
+            label = f"node {_node_name(node, index)} ({node.op_type}) in {where}"
             yield from ((t, label) for t in _attribute_tensors(attribute))
             for subgraph in [attribute.g] if attribute.HasField("g") else []:
                 yield from _graph_tensors(subgraph, f"subgraph {attribute.name} of {label}")
