@@ -114,8 +114,10 @@ def _check_text(proto: onnx.ModelProto, path: pathlib.Path) -> None:
         )
 
 
-# Above this size the model is walked in Python instead (no serialised copy of its data).
-_FAST_TEXT_CHECK_BYTES = 1 << 28
+# Above this size the model is walked in Python instead: the fast check holds two more
+# copies of the protobuf for a moment (serialised, parsed), the walk none, and a model this
+# large is mostly tensor bytes, which the walk does not visit.
+_FAST_TEXT_CHECK_BYTES = 1 << 26
 
 
 def _all_utf8(proto: onnx.ModelProto) -> bool:

@@ -6,6 +6,8 @@ import onnx
 import pytest
 from onnx import helper
 
+from maxlower import safety
+from maxlower.api import InvalidModelError
 from maxlower.safety import _all_utf8, _not_utf8
 
 MARK = "QQQQ"
@@ -71,3 +73,15 @@ def test_fast_check_passes_valid_text_and_any_bytes():
     model.graph.node[0].doc_string = "ünïcödé ✓ 𝄞"
     assert _not_utf8(model) is None
     assert _all_utf8(model)  # raw_data holds bytes that are not UTF-8: not a string field
+
+
+@pytest.mark.parametrize("limit", [0, 1 << 26])
+def test_check_model_data_names_the_field_either_way(tmp_path, monkeypatch, limit):
+    """Walked (a model over the fast check's size) or reparsed, the same refusal."""
+    monkeypatch.setattr(safety, "_FAST_TEXT_CHECK_BYTES", limit)
+    model = _model()
+    model.graph.node[0].name = MARK
+    damaged = onnx.ModelProto.FromString(model.SerializeToString().replace(MARK.encode(), BAD[0]))
+    with pytest.raises(InvalidModelError, match=r"NodeProto\.name b'Q\\xffQQ' is not valid UTF-8"):
+        safety.check_model_data(damaged, tmp_path / "m.onnx")
+    safety.check_model_data(model, tmp_path / "m.onnx")
