@@ -131,3 +131,22 @@ g (float[3] x) => (float[3] y) { y = NoSuchOp(x) }""")
     below_9 = maxlower.convert(MODEL, 8)
     with pytest.raises(ConversionError, match="To make it possible: a profile that accepts"):
         lower(below_9, "primitives")
+
+
+@pytest.mark.parametrize("opset", [7])
+def test_stacked_float_max_propagates_nan_in_onnxruntime(opset):
+    """onnxruntime has no double Max-6 kernel and opset 7 has no Where: the double Max
+    becomes a stacked ReduceMax, whose NaN result ONNX leaves open; the NaN term restores
+    Max's NaN, in onnxruntime itself."""
+    from maxlower.runtime import run_model
+
+    model = onnx.parser.parse_model(f"""<ir_version: 3, opset_import: ["" : {opset}]>
+        g (double[5] a, double[5] b) => (double[5] out) {{ out = Max (a, b) }}""")
+    lowered = maxlower.lower(model, "onnxruntime")
+    assert "ReduceMax" in {n.op_type for n in lowered.graph.node}
+    a = np.array([np.nan, 1.0, -np.inf, np.inf, -0.0])
+    b = np.array([2.0, np.nan, -np.inf, np.nan, 0.0])
+    outputs, runner = run_model(lowered, {"a": a, "b": b})
+    assert runner == "onnxruntime"
+    expected = np.array([np.nan, np.nan, -np.inf, np.nan, 0.0])
+    np.testing.assert_array_equal(outputs[0], expected)

@@ -11,15 +11,16 @@
     Max(a[2,1], b[3])             →  Max(Expand(a, [2,3]), Expand(b, [2,3]))   static shapes
     Max(a, b: T)                  →  Cast(Max(Cast(a, W), Cast(b, W)), T)   W: exact widening
     Max(a, b, ...) equal shapes   →  ReduceMax(Concat(Unsqueeze(a, 0), ...), axes=[0],
-                                                keepdims=0)
+                                                keepdims=0) [+ (NaN if any NaN, else 0) for floats]
 
 NaN: Max propagates it. In the select form a NaN `a` is picked by IsNaN(a), and a NaN `b`
 because every comparison with NaN is false; ties (and -0.0 against +0.0) may pick either,
-which gives an equal value. The stacked ReduceMax form relies on ReduceMax propagating NaN,
-as onnx.reference does (design note 5), while runtimes differ there
-(microsoft/onnxruntime#10514); so it is the form of last resort (`last_resort`: chosen only
-when nothing else fits, e.g. at opset 7-8, which have no Where). Widening is exact because
-the result is one of the inputs, which the narrow type holds.
+which gives an equal value. ReduceMax's result on a NaN is unspecified by ONNX and runtimes
+differ there (microsoft/onnxruntime#10514), so for floats the stacked form adds
+a term that is NaN where some input is NaN and +0.0 elsewhere. It is the form of
+last resort (`last_resort`: chosen only when nothing else fits, e.g. at opset 7-8, which
+have no Where). Widening is exact because the result is one of the inputs, which the narrow type
+holds.
 """
 
 from __future__ import annotations
@@ -129,24 +130,58 @@ def stack_and_reduce(node: ir.Node, b: Builder) -> str | None:
     inputs = list(node.inputs)
     if len(inputs) < 2:
         return None
+    dtype = inputs[0].dtype
+    if dtype is None:
+        raise b.refuse("the stacked ReduceMax form needs the input type", "typed inputs")
     if not same_shapes(inputs):
         raise b.refuse(
             "stacking the inputs for one ReduceMax needs them to have equal shapes",
             "equal input shapes (broadcasting made explicit first)",
         )
-    stacked = b.op(
-        "Concat", [b.unsqueeze(v, [0]) for v in inputs], {"axis": 0}, dtype=inputs[0].dtype
-    )
+    stacked = b.op("Concat", [b.unsqueeze(v, [0]) for v in inputs], {"axis": 0}, dtype=dtype)
     result = b.with_axes(
         "ReduceMax",
         [stacked],
         [0],
         {"keepdims": 0},
         family_version=current_version("ReduceMax", b.opset),
-        dtype=inputs[0].dtype,
+        dtype=dtype,
     )
+    if dtype.is_floating_point():
+        result = b.binary("Add", result, _nan_where_any_nan(b, inputs), dtype=dtype)
     replace_node(node, result)
     return f"{len(inputs)}-input Max as ReduceMax over the inputs stacked on a new axis"
+
+
+def _nan_where_any_nan(b: Builder, inputs: list[ir.Value]) -> ir.Value:
+    """NaN where some input is NaN, else +0.0.
+
+    ReduceMax's result on a NaN is unspecified (onnxruntime drops it), but Max must give NaN;
+    adding this restores it, and adds +0.0 elsewhere (which only turns -0.0 into +0.0, an
+    equal value). x is NaN when neither x < +inf nor x > -inf: this needs no IsNaN, Equal on
+    floats or Where, so it works wherever the stacked form is needed (opset 7-8).
+    """
+    dtype = inputs[0].dtype
+    bool_ = ir.DataType.BOOL
+    inf = b.scalar_like(np.inf, dtype)
+    minus_inf = b.scalar_like(-np.inf, dtype)
+    any_nan = None
+    for value in inputs:
+        ordered = b.op(
+            "Or",
+            [
+                b.binary("Less", value, inf, dtype=bool_),
+                b.binary("Greater", value, minus_inf, dtype=bool_),
+            ],
+            dtype=bool_,
+        )
+        is_nan = b.op("Not", [ordered], dtype=bool_)
+        any_nan = is_nan if any_nan is None else b.op("Or", [any_nan, is_nan], dtype=bool_)
+    # c / c * 0 with c = [no NaN]: 0/0 * 0 = NaN, 1/1 * 0 = +0.0 (scalars only as the
+    # second operand, which is all broadcasting allows before opset 7).
+    no_nan = b.cast(b.op("Not", [any_nan], dtype=bool_), dtype)
+    ones_or_nan = b.op("Div", [no_nan, no_nan], dtype=dtype)
+    return b.binary("Mul", ones_or_nan, b.scalar_like(0.0, dtype), dtype=dtype)
 
 
 DECOMPOSITIONS = [
