@@ -567,13 +567,7 @@ def fuzz_cases(
 ) -> FuzzCase:
     model = draw(family_models(opsets, ops))
     profile = draw(st.sampled_from([None, *PROFILES]))
-    low, high = targets
-    if profile == "onnxruntime" and high >= 6:
-        # Known bug (tests/test_fuzz_pipeline.py, test_known_bug_max_stacked_into_reduce_max):
-        # below 6, where onnxruntime has no Max kernel, lowering stacks Max into a ReduceMax,
-        # which onnxruntime runs without propagating NaN.
-        low = max(low, 6)
-    target = draw(st.integers(low, high))
+    target = draw(st.integers(*targets))
     return FuzzCase(model, target, profile, draw(st.integers(0, 2**16)))
 
 
