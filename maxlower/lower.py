@@ -76,6 +76,8 @@ def lower_typed_model(model: ir.Model, profile: ProfileLike) -> list[Lowering]:
     shape inference gives (`maxlower.io.load_model(path, infer_shapes=True)`); the result is
     neither shape-inferred nor checked (the command line does both when it writes)."""
     profile = load_profile(profile)
+    if "" not in model.opset_imports:
+        raise InvalidModelError("the model imports no default-domain ('' / ai.onnx) opset")
     InferFunctionTypesPass()(model)  # function bodies get the types their calls imply
     legalize = LegalizePass(profile)
     legalize(model)

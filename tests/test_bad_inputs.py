@@ -495,11 +495,6 @@ def test_huge_declared_input_dims_are_not_verified(tmp_path: pathlib.Path):
     assert not (tmp_path / "r.json").exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known bug: maxlower.lower.lower_typed_model (what the "
-    "CLI runs) lacks lower_ir_model's default-domain check, and writes the model",
-)
 def test_lower_refuses_a_model_without_default_opset(tmp_path: pathlib.Path):
     path = save(_no_default_domain(), model_dir(tmp_path))
     before = snapshot(tmp_path)
