@@ -50,17 +50,18 @@ from passes.graph_utils import containers, node_label
 from passes.legalize import Lowering
 from passes.version.convert import Rewrite
 
-EXIT_INTERNAL, EXIT_INVALID, EXIT_NO_EXACT_FORM = 1, 2, 3
+EXIT_INVALID, EXIT_NO_EXACT_FORM, EXIT_INTERNAL = 2, 3, 4
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
 EXIT_CODES_HELP = f"""\b
 Exit codes:
   0  success
-  1  internal error in maxlower (a bug: please report it, with --debug output)
+  1  verification found a difference (verify, and --verify on convert/lower)
   2  bad invocation, or the input is not a readable, valid ONNX model
      (missing file, directory, garbled protobuf, opset outside 1..{LATEST_OPSET})
   3  no exact conversion exists: the message names the node, the op, the
      reason and what would make it possible
+  4  internal error in maxlower (a bug: please report it, with --debug output)
 """
 
 DEBUG_OPTION = click.option(

@@ -1,7 +1,7 @@
 """Fuzzing the loader: damaged model files (truncated, bytes flipped, inserted or deleted,
 fields spliced from another model) through `maxlower convert` and `maxlower inspect`.
 
-Whatever the bytes, the command ends with exit code 0, 2 or 3, never 1 (an internal error)
+Whatever the bytes, the command ends with exit code 0, 2 or 3, never 4 (an internal error)
 and never a traceback; a refusal is one line; the input file is unchanged and nothing but
 the output (on success) is written. Set MAXLOWER_FUZZ_FILE_EXAMPLES to run longer.
 """
