@@ -36,6 +36,7 @@ Exit codes:
   1  a difference was found
   2  bad invocation or input: a model that cannot be read, bad --inputs,
      --range or --dim, or a reference model that runs on no trial
+  4  internal error in maxlower (a bug: please report it, with --debug output)
 """
 
 
