@@ -230,14 +230,7 @@ ROWS = [
     ),
     Row("graph-not-model", _bytes(good_model().graph.SerializeToString()), ("not an ONNX model",)),
     Row("not-utf8", _not_utf8, ("NodeProto.name", "is not valid UTF-8")),
-    # `maxlower lower` writes such a model unchanged (maxlower.lower.lower_typed_model does
-    # not check what lower_ir_model checks); the library's maxlower.lower refuses it
-    Row(
-        "no-default-opset",
-        _model(_no_default_domain),
-        ("no default-domain",),
-        commands=("convert",),
-    ),
+    Row("no-default-opset", _model(_no_default_domain), ("no default-domain",), commands=REWRITING),
     Row(
         "dangling-input",
         _model(_graph_model("y = Max (x, nothing)")),
@@ -493,14 +486,6 @@ def test_huge_declared_input_dims_are_not_verified(tmp_path: pathlib.Path):
     assert result.exit_code == 2
     assert_one_line_error(result, "input 'x'", "4.84e+24 bytes", "--inputs")
     assert not (tmp_path / "r.json").exists()
-
-
-def test_lower_refuses_a_model_without_default_opset(tmp_path: pathlib.Path):
-    path = save(_no_default_domain(), model_dir(tmp_path))
-    before = snapshot(tmp_path)
-    result = invoke("lower", path, "--profile", "primitives", "-o", tmp_path / "out.onnx")
-    assert result.exit_code == 2
-    assert snapshot(tmp_path) == before
 
 
 @pytest.mark.xfail(
