@@ -247,22 +247,24 @@ def _pipeline_search(outcomes: collections.Counter, max_examples: int):
 
 def test_fuzz_pipeline():
     """Convert + lower + verify on random family models: EXAMPLES cases in CI, or
-    MAXLOWER_FUZZ_SECONDS of fresh searches. Prints what happened to the cases (-s)."""
+    MAXLOWER_FUZZ_SECONDS of fresh searches. Prints what happened to the cases (-s), also
+    when a case fails (the count then includes the shrinking runs)."""
     outcomes: collections.Counter = collections.Counter()
-    started, searches = time.monotonic(), 0
-    if not SECONDS:
-        _pipeline_search(outcomes, EXAMPLES)()
-        searches = 1
-    while SECONDS and time.monotonic() < started + SECONDS:
-        _pipeline_search(outcomes, BATCH)()
-        searches += 1
-    total = sum(outcomes.values())
-    print(
-        f"\nfuzz: {total} cases in {searches} searches, {time.monotonic() - started:.0f} s,"
-        " no failure"
-    )
-    for outcome, count in sorted(outcomes.items()):
-        print(f"  {count:7d}  {outcome}")
+    started, searches, verdict = time.monotonic(), 0, "a failure (below)"
+    try:
+        if not SECONDS:
+            _pipeline_search(outcomes, EXAMPLES)()
+            searches = 1
+        while SECONDS and time.monotonic() < started + SECONDS:
+            _pipeline_search(outcomes, BATCH)()
+            searches += 1
+        verdict = "no failure"
+    finally:
+        total = sum(outcomes.values())
+        elapsed = time.monotonic() - started
+        print(f"\nfuzz: {total} cases passed in {searches} searches, {elapsed:.0f} s, {verdict}")
+        for outcome, count in sorted(outcomes.items()):
+            print(f"  {count:7d}  {outcome}")
 
 
 def test_fuzz_finds_and_shrinks_a_planted_bug(monkeypatch, tmp_path):
