@@ -10,6 +10,7 @@ from onnx_ir.passes.common import CheckerPass, ShapeInferencePass
 
 from passes.errors import ConversionError
 from passes.function_types import InferFunctionTypesPass
+from passes.graph_utils import forget_generated_dim_names
 from passes.version.convert import ConvertFamilyPass, Rewrite
 from passes.version.other_ops import ConvertOtherOpsPass, source_opsets_of
 
@@ -64,6 +65,7 @@ def convert_ir_model(
     ShapeInferencePass(strict_mode=False)(model)
     rewrites = convert_typed_model(model, opset, expand_functions=expand_functions)
     ShapeInferencePass(strict_mode=False)(model)  # types and shapes for the new values
+    forget_generated_dim_names(model)
     check_full(model)
     return rewrites
 

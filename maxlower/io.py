@@ -38,6 +38,7 @@ from google.protobuf.message import DecodeError
 
 from maxlower.api import InvalidModelError
 from maxlower.safety import check_model_data, deferred_interrupts, describe_invalid
+from passes.graph_utils import forget_generated_dim_names_in_proto
 
 # Initializers at most this big stay in the protobuf when the output has external data
 # (onnx_ir.save's default): axes and other small constants stay readable by the checker.
@@ -231,6 +232,7 @@ def check_and_infer(
         inferred = onnx.shape_inference.infer_shapes(
             light, check_type=True, strict_mode=False, data_prop=True
         )
+    forget_generated_dim_names_in_proto(inferred)  # unk__0 may name dims of different sizes
     return restore(inferred)
 
 

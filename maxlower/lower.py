@@ -27,6 +27,7 @@ from maxlower.api import (
 )
 from maxlower.profiles import Profile, ProfileError, load_profile
 from passes.function_types import InferFunctionTypesPass
+from passes.graph_utils import forget_generated_dim_names
 from passes.legalize import LegalizePass, Lowering
 from passes.version.convert import Rewrite
 
@@ -67,6 +68,7 @@ def lower_ir_model(model: ir.Model, profile: ProfileLike) -> list[Lowering]:
     lowerings = lower_typed_model(model, profile)
     if lowerings:
         ShapeInferencePass(strict_mode=False)(model)
+        forget_generated_dim_names(model)
     check_full(model)
     return lowerings
 

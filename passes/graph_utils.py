@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import numpy as np
+import onnx
 import onnx_ir as ir
 
 from passes.errors import ConversionError
@@ -128,3 +129,58 @@ def remove_if_orphaned(graph: ir.Graph, *values: ir.Value) -> None:
             producer.graph.remove(producer, safe=True)
         elif value.is_initializer() and value.graph is not None:
             value.graph.initializers.pop(value.name, None)
+
+
+def forget_generated_dim_names(model: ir.Model) -> None:
+    """Drop the dim names onnx's shape inference makes up (unk__0, ...) from inferred values.
+
+    Inference gives one such name to dims of different sizes in different places, and
+    onnxruntime plans buffers by dim name, so a run with other sizes fails. The dims stay,
+    unnamed; graph inputs keep theirs.
+    """
+    graphs = [*model.graphs(), *(f.graph for f in model.functions.values())]
+    for graph in graphs:
+        for node in graph:
+            for value in node.outputs:
+                _unname_generated_dims(value)
+        for value in graph.outputs:
+            _unname_generated_dims(value)
+
+
+def _unname_generated_dims(value: ir.Value) -> None:
+    shape = value.shape
+    if shape is None:
+        return
+    dims = list(shape)
+    generated = [
+        isinstance(d, ir.SymbolicDim) and isinstance(d.value, str) and d.value.startswith("unk__")
+        for d in dims
+    ]
+    if any(generated):
+        value.shape = ir.Shape([None if g else d for d, g in zip(dims, generated)])
+
+
+def forget_generated_dim_names_in_proto(model: onnx.ModelProto) -> None:
+    """The same on a ModelProto (the command line writes the inferred protobuf)."""
+
+    def graphs(graph: onnx.GraphProto):
+        yield graph
+        for node in graph.node:
+            for attr in node.attribute:
+                if attr.type == onnx.AttributeProto.GRAPH:
+                    yield from graphs(attr.g)
+                for sub in attr.graphs:
+                    yield from graphs(sub)
+
+    def clear(infos) -> None:
+        for info in infos:
+            if info.type.HasField("tensor_type"):
+                for dim in info.type.tensor_type.shape.dim:
+                    if dim.HasField("dim_param") and dim.dim_param.startswith("unk__"):
+                        dim.ClearField("dim_param")
+
+    for graph in graphs(model.graph):
+        clear(graph.value_info)
+        clear(graph.output)
+    for function in model.functions:
+        clear(function.value_info)

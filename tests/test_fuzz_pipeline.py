@@ -377,13 +377,9 @@ def test_float_max_stacked_into_reduce_max_keeps_nan():
     assert report.ok, report.summary()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known bug: after lowering, value_info gives onnx's generated dim name unk__0 to "
-    "dims of different sizes (a Range over N and a Loop's two scans), and onnxruntime, "
-    "which plans buffers by dim name, fails once N changes between runs of one session",
-)
-def test_known_bug_generated_dim_names_collide_after_lowering():
+def test_generated_dim_names_do_not_collide_after_lowering():
+    """Found by this suite: value_info gave onnx's generated dim name unk__0 to dims of
+    different sizes; onnxruntime plans buffers by dim name and failed once N changed."""
     model = onnx.parser.parse_model("""<ir_version: 7, opset_import: ["" : 12]>
         g (float[N] x) => (int64 last, float[N] z, int64[?] scans) <int64 trips = {2}> {
             y = ArgMax <axis = -1, keepdims = 0> (x)
