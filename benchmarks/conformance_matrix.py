@@ -101,6 +101,7 @@ QUICK_OPSETS = (7, 11, 13, 18, LATEST_OPSET)
 
 # --- the three converters -------------------------------------------------------------------
 
+
 def _convert_maxlower(model: onnx.ModelProto, opset: int):
     return maxlower.convert(model, opset)
 
@@ -123,6 +124,7 @@ CONVERTERS: dict[str, Callable] = {
 
 
 # --- one pair ---------------------------------------------------------------------------------
+
 
 @dataclasses.dataclass
 class PairResult:
@@ -184,18 +186,23 @@ def compare(expected: Sequence[np.ndarray], actual: Sequence) -> str | None:
         if bit_equal(want, got):
             continue
         if want.dtype != got.dtype or want.shape != got.shape:
-            return (f"output {index}: {got.dtype}{list(got.shape)}, "
-                    f"expected {want.dtype}{list(want.shape)}")
+            return (
+                f"output {index}: {got.dtype}{list(got.shape)}, "
+                f"expected {want.dtype}{list(want.shape)}"
+            )
         flat_want, flat_got = want.reshape(-1), got.reshape(-1)
         differ = [i for i in range(flat_want.size) if not bit_equal(flat_want[i], flat_got[i])]
         i = differ[0]
-        return (f"output {index}: {len(differ)} of {flat_want.size} values differ, "
-                f"first at flat index {i}: {flat_got[i]!r}, expected {flat_want[i]!r}")
+        return (
+            f"output {index}: {len(differ)} of {flat_want.size} values differ, "
+            f"first at flat index {i}: {flat_got[i]!r}, expected {flat_want[i]!r}"
+        )
     return None
 
 
-def evaluate_pair(case, converter: str, opset: int, timeout: float,
-                  stop_after: str | None = None) -> PairResult:
+def evaluate_pair(
+    case, converter: str, opset: int, timeout: float, stop_after: str | None = None
+) -> PairResult:
     """Convert, check and run one pair. `stop_after` ("convert" or "check") ends early; it is
     used only to find which stage crashed a worker."""
     result = PairResult(case.name, opset, converter, "ok")
@@ -207,8 +214,9 @@ def evaluate_pair(case, converter: str, opset: int, timeout: float,
     return result
 
 
-def _evaluate_into(result: PairResult, case, converter: str, opset: int, timeout: float,
-                   stop_after: str | None) -> None:
+def _evaluate_into(
+    result: PairResult, case, converter: str, opset: int, timeout: float, stop_after: str | None
+) -> None:
     try:
         with alarm(timeout):
             converted = CONVERTERS[converter](copy.deepcopy(case.model), opset)
@@ -269,6 +277,7 @@ def baseline(case, timeout: float) -> PairResult:
 
 # --- the pool -----------------------------------------------------------------------------------
 
+
 @dataclasses.dataclass(frozen=True)
 class Task:
     case: str
@@ -296,20 +305,26 @@ def run_task(task: Task, timeout: float) -> list[PairResult]:
     case = _cases_by_name()[task.case]
     if not task.converter:
         return [baseline(case, timeout)]
-    return [evaluate_pair(case, task.converter, opset, timeout, task.stop_after)
-            for opset in task.opsets]
+    return [
+        evaluate_pair(case, task.converter, opset, timeout, task.stop_after)
+        for opset in task.opsets
+    ]
 
 
 def _pool(jobs: int) -> concurrent.futures.ProcessPoolExecutor:
     # fork: workers inherit the collected cases (collecting takes ~5 s) and the imports.
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     return concurrent.futures.ProcessPoolExecutor(
-        max_workers=jobs, mp_context=multiprocessing.get_context(method),
-        initializer=_worker_init)
+        max_workers=jobs, mp_context=multiprocessing.get_context(method), initializer=_worker_init
+    )
 
 
-def run_tasks(tasks: Sequence[Task], jobs: int, timeout: float,
-              on_done: Callable[[Task, list[PairResult]], None]) -> dict[Task, list[PairResult]]:
+def run_tasks(
+    tasks: Sequence[Task],
+    jobs: int,
+    timeout: float,
+    on_done: Callable[[Task, list[PairResult]], None],
+) -> dict[Task, list[PairResult]]:
     done: dict[Task, list[PairResult]] = {}
     try:
         with _pool(jobs) as pool:
@@ -319,8 +334,9 @@ def run_tasks(tasks: Sequence[Task], jobs: int, timeout: float,
                 done[task] = future.result()
                 on_done(task, done[task])
     except BrokenProcessPool:
-        print("a worker died; re-running the unfinished tasks one process at a time",
-              file=sys.stderr)
+        print(
+            "a worker died; re-running the unfinished tasks one process at a time", file=sys.stderr
+        )
     for task in tasks:
         if task not in done:
             done[task] = _run_isolated(task, timeout)
@@ -341,26 +357,45 @@ def _run_isolated(task: Task, timeout: float) -> list[PairResult]:
     if results is not None:
         return results
     if len(task.opsets) > 1:
-        return [result for opset in task.opsets
-                for result in _run_isolated(dataclasses.replace(task, opsets=(opset,)), timeout)]
+        return [
+            result
+            for opset in task.opsets
+            for result in _run_isolated(dataclasses.replace(task, opsets=(opset,)), timeout)
+        ]
     # One pair kills its process: find the stage.
     (opset,) = task.opsets
-    stages = (("convert", "refused", "conversion"), ("check", "invalid", "checking"),
-              (None, "no_kernel", "running"))
+    stages = (
+        ("convert", "refused", "conversion"),
+        ("check", "invalid", "checking"),
+        (None, "no_kernel", "running"),
+    )
     category, stage = next(
-        (category, stage) for stop_after, category, stage in stages
+        (category, stage)
+        for stop_after, category, stage in stages
         if stop_after is None
-        or _run_in_fresh_process(dataclasses.replace(task, stop_after=stop_after), timeout) is None)
-    return [PairResult(task.case, opset, task.converter or "(unconverted)", category,
-                       message=f"the process crashed during {stage}")]
+        or _run_in_fresh_process(dataclasses.replace(task, stop_after=stop_after), timeout) is None
+    )
+    return [
+        PairResult(
+            task.case,
+            opset,
+            task.converter or "(unconverted)",
+            category,
+            message=f"the process crashed during {stage}",
+        )
+    ]
 
 
 # --- counting and reporting -----------------------------------------------------------------
 
-def count(results: Iterable[PairResult], converters: Sequence[str],
-          opsets: range | None = None) -> dict[str, dict[str, int]]:
-    counts = {name: dict.fromkeys((*CATEGORIES, "ok_onnxruntime", "ok_reference", "pairs"), 0)
-              for name in converters}
+
+def count(
+    results: Iterable[PairResult], converters: Sequence[str], opsets: range | None = None
+) -> dict[str, dict[str, int]]:
+    counts = {
+        name: dict.fromkeys((*CATEGORIES, "ok_onnxruntime", "ok_reference", "pairs"), 0)
+        for name in converters
+    }
     for result in results:
         if opsets is not None and result.opset not in opsets:
             continue
@@ -373,14 +408,17 @@ def count(results: Iterable[PairResult], converters: Sequence[str],
 
 
 def table(counts: dict[str, dict[str, int]]) -> str:
-    lines = ["| converter | pairs | ok (onnxruntime / reference) | refused | invalid | wrong "
-             "| no_kernel |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| converter | pairs | ok (onnxruntime / reference) | refused | invalid | wrong "
+        "| no_kernel |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for name, row in counts.items():
         lines.append(
             f"| {name} | {row['pairs']} | {row['ok']} ({row['ok_onnxruntime']} / "
             f"{row['ok_reference']}) | {row['refused']} | {row['invalid']} | {row['wrong']} "
-            f"| {row['no_kernel']} |")
+            f"| {row['no_kernel']} |"
+        )
     return "\n".join(lines)
 
 
@@ -401,28 +439,29 @@ def code(text: str, limit: int | None = None) -> str:
     return "`" + text.replace("`", "'") + "`"
 
 
-def non_ok_listing(results: Iterable[PairResult], converter: str,
-                   limit: int | None) -> list[str]:
+def non_ok_listing(results: Iterable[PairResult], converter: str, limit: int | None) -> list[str]:
     """Non-ok pairs grouped by (category, message), each with its cases and their opsets."""
     groups: dict[tuple[str, str], dict[str, list[int]]] = collections.defaultdict(
-        lambda: collections.defaultdict(list))
+        lambda: collections.defaultdict(list)
+    )
     for result in results:
         if result.converter == converter and result.category != "ok":
             # The target opset in a message ("version 11 is not supported") would otherwise
             # split one reason into a group per opset.
-            message = re.sub(rf"\b(version|opset:?) {result.opset}\b", r"\1 <target>",
-                             result.message)
+            message = re.sub(
+                rf"\b(version|opset:?) {result.opset}\b", r"\1 <target>", result.message
+            )
             groups[result.category, message][result.case].append(result.opset)
     lines = []
     for (category, message), cases in sorted(
-            groups.items(), key=lambda item: (CATEGORIES.index(item[0][0]), item[0][1])):
+        groups.items(), key=lambda item: (CATEGORIES.index(item[0][0]), item[0][1])
+    ):
         pairs = sum(len(opsets) for opsets in cases.values())
         by_opsets: dict[str, list[str]] = collections.defaultdict(list)
         for case, opsets in cases.items():
             by_opsets[opset_ranges(opsets)].append(case)
         lines.append(f"- **{category}** ({pairs} pairs): {code(message, limit)}")
-        lines += [f"  - opsets {where}: {', '.join(names)}"
-                  for where, names in by_opsets.items()]
+        lines += [f"  - opsets {where}: {', '.join(names)}" for where, names in by_opsets.items()]
     return lines
 
 
@@ -443,8 +482,13 @@ def machine() -> str:
 
 def git_revision() -> str:
     try:
-        return subprocess.run(["git", "describe", "--always", "--dirty"], cwd=REPO_ROOT,
-                              capture_output=True, text=True, check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "describe", "--always", "--dirty"],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
@@ -461,8 +505,13 @@ def versions() -> dict[str, str]:
     }
 
 
-def section(meta: dict, results: list[PairResult], baselines: list[PairResult],
-            converters: Sequence[str], opsets: Sequence[int]) -> str:
+def section(
+    meta: dict,
+    results: list[PairResult],
+    baselines: list[PairResult],
+    converters: Sequence[str],
+    opsets: Sequence[int],
+) -> str:
     cases = sorted({result.case for result in results})
     full = count(results, converters)
     lines = [
@@ -473,8 +522,8 @@ def section(meta: dict, results: list[PairResult], baselines: list[PairResult],
         "",
         f"- Date: {meta['date']}",
         f"- Machine: {meta['machine']}",
-        "- Versions: " + ", ".join(f"{name} {version}"
-                                   for name, version in meta["versions"].items()),
+        "- Versions: "
+        + ", ".join(f"{name} {version}" for name, version in meta["versions"].items()),
         f"- Command: `{meta['command']}` ({meta['seconds']:.0f} s wall clock, "
         f"{meta['jobs']} worker processes)",
         f"- Pairs: {len(cases)} conformance cases × {len(opsets)} target opsets "
@@ -485,7 +534,8 @@ def section(meta: dict, results: list[PairResult], baselines: list[PairResult],
     lines.append(
         f"- Baseline: {len(base_ok)} of {len(baselines)} unconverted case models reproduce "
         f"their expected outputs ({runners['onnxruntime']} in onnxruntime, "
-        f"{runners['reference']} in onnx.reference)")
+        f"{runners['reference']} in onnx.reference)"
+    )
     for b in baselines:
         if b.category != "ok":
             lines.append(f"  - {b.case}: {b.category}: {code(b.message, 300)}")
@@ -514,24 +564,41 @@ def section(meta: dict, results: list[PairResult], baselines: list[PairResult],
     if subset:
         issue_pairs = ISSUE_PAIRS_PER_CONVERTER
         here = len(cases) * len(subset)
-        lines += ["", f"The issue measured, over opsets {lo}–{hi} ({issue_pairs} pairs): "
-                  + ", ".join(f"{name} {ok} ok" for name, ok in ISSUE_OK.items()) + "."]
+        lines += [
+            "",
+            f"The issue measured, over opsets {lo}–{hi} ({issue_pairs} pairs): "
+            + ", ".join(f"{name} {ok} ok" for name, ok in ISSUE_OK.items())
+            + ".",
+        ]
         if here != issue_pairs:
-            lines[-1] += (f" Here opsets {opset_ranges(subset)} give {here} pairs per "
-                          f"converter ({len(cases)} × {len(subset)}), not {issue_pairs}, so the "
-                          "figures are not strictly comparable.")
+            lines[-1] += (
+                f" Here opsets {opset_ranges(subset)} give {here} pairs per "
+                f"converter ({len(cases)} × {len(subset)}), not {issue_pairs}, so the "
+                "figures are not strictly comparable."
+            )
     for converter in converters:
         limit = None if converter == "maxlower" else 300
         listing = non_ok_listing(results, converter, limit)
-        lines += ["", f"### {converter}: pairs that are not ok", "",
-                  "`<target>` in a message stands for the pair's target opset.", ""]
+        lines += [
+            "",
+            f"### {converter}: pairs that are not ok",
+            "",
+            "`<target>` in a message stands for the pair's target opset.",
+            "",
+        ]
         if not listing:
             lines.append("None.")
         elif converter == "maxlower":
             lines += listing
         else:
-            lines += [f"<details><summary>{sum(full[converter][c] for c in CATEGORIES[1:])} "
-                      "pairs, grouped by message</summary>", "", *listing, "", "</details>"]
+            lines += [
+                f"<details><summary>{sum(full[converter][c] for c in CATEGORIES[1:])} "
+                "pairs, grouped by message</summary>",
+                "",
+                *listing,
+                "",
+                "</details>",
+            ]
     lines.append(END_MARKER)
     return "\n".join(lines) + "\n"
 
@@ -542,7 +609,7 @@ def write_section(path: Path, text: str) -> None:
     old = path.read_text() if path.exists() else "# Benchmark results\n"
     start, end = old.find(START_MARKER), old.find(END_MARKER)
     if start != -1 and end > start:
-        new = old[:start] + text.rstrip("\n") + old[end + len(END_MARKER):]
+        new = old[:start] + text.rstrip("\n") + old[end + len(END_MARKER) :]
     else:
         new = old.rstrip("\n") + "\n\n" + text
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -551,26 +618,48 @@ def write_section(path: Path, text: str) -> None:
 
 # --- command line -------------------------------------------------------------------------------
 
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--min-opset", type=int, default=MIN_OPSET)
     parser.add_argument("--max-opset", type=int, default=LATEST_OPSET)
-    parser.add_argument("--quick", action="store_true",
-                        help=f"only cases {', '.join(QUICK_CASES)} at opsets "
-                             f"{', '.join(map(str, QUICK_OPSETS))} (within the opset range)")
-    parser.add_argument("--case", action="append", default=[], metavar="SUBSTRING",
-                        help="only cases whose name contains SUBSTRING (repeatable)")
-    parser.add_argument("--converter", action="append", choices=list(CONVERTERS),
-                        help="only this converter (repeatable; default: all three)")
-    parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS,
-                        help="markdown file whose conformance-matrix section is refreshed "
-                             "(default: benchmarks/RESULTS.md)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"only cases {', '.join(QUICK_CASES)} at opsets "
+        f"{', '.join(map(str, QUICK_OPSETS))} (within the opset range)",
+    )
+    parser.add_argument(
+        "--case",
+        action="append",
+        default=[],
+        metavar="SUBSTRING",
+        help="only cases whose name contains SUBSTRING (repeatable)",
+    )
+    parser.add_argument(
+        "--converter",
+        action="append",
+        choices=list(CONVERTERS),
+        help="only this converter (repeatable; default: all three)",
+    )
+    parser.add_argument(
+        "--results",
+        type=Path,
+        default=DEFAULT_RESULTS,
+        help="markdown file whose conformance-matrix section is refreshed "
+        "(default: benchmarks/RESULTS.md)",
+    )
     parser.add_argument("--no-results", action="store_true", help="do not write markdown")
     parser.add_argument("--json", type=Path, metavar="PATH", help="dump per-pair results")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--timeout", type=float, default=60.0,
-                        help="seconds per conversion, check or run (default 60)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        help="seconds per conversion, check or run (default 60)",
+    )
     args = parser.parse_args(argv)
     if not 1 <= args.min_opset <= args.max_opset <= LATEST_OPSET:
         parser.error(f"need 1 <= --min-opset <= --max-opset <= {LATEST_OPSET}")
@@ -581,12 +670,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.perf_counter()
     warnings.simplefilter("ignore")
-    opsets = [o for o in range(args.min_opset, args.max_opset + 1)
-              if not args.quick or o in QUICK_OPSETS]
+    opsets = [
+        o for o in range(args.min_opset, args.max_opset + 1) if not args.quick or o in QUICK_OPSETS
+    ]
     converters = args.converter or list(CONVERTERS)
-    cases = [name for name in _cases_by_name()
-             if (not args.quick or name in QUICK_CASES)
-             and (not args.case or any(part in name for part in args.case))]
+    cases = [
+        name
+        for name in _cases_by_name()
+        if (not args.quick or name in QUICK_CASES)
+        and (not args.case or any(part in name for part in args.case))
+    ]
     if not opsets or not cases:
         print("nothing to run: no case or no opset selected", file=sys.stderr)
         return 2
@@ -594,17 +687,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     tasks = [Task(case, "", ()) for case in cases]
     tasks += [Task(case, converter, tuple(opsets)) for converter in converters for case in cases]
     total, finished = len(tasks), 0
-    print(f"{len(cases)} cases × {len(opsets)} opsets × {len(converters)} converters "
-          f"= {len(cases) * len(opsets) * len(converters)} pairs, {args.jobs} workers",
-          file=sys.stderr)
+    print(
+        f"{len(cases)} cases × {len(opsets)} opsets × {len(converters)} converters "
+        f"= {len(cases) * len(opsets) * len(converters)} pairs, {args.jobs} workers",
+        file=sys.stderr,
+    )
 
     def progress(task: Task, results: list[PairResult]) -> None:
         nonlocal finished
         finished += 1
         ok = sum(result.category == "ok" for result in results)
-        print(f"[{finished:3d}/{total}] {time.perf_counter() - started:6.1f} s  "
-              f"{task.converter or '(unconverted)':<24} {task.case}: {ok}/{len(results)} ok",
-              file=sys.stderr, flush=True)
+        print(
+            f"[{finished:3d}/{total}] {time.perf_counter() - started:6.1f} s  "
+            f"{task.converter or '(unconverted)':<24} {task.case}: {ok}/{len(results)} ok",
+            file=sys.stderr,
+            flush=True,
+        )
 
     done = run_tasks(tasks, args.jobs, args.timeout, progress)
     baselines = [result for task in tasks if not task.converter for result in done[task]]
@@ -615,8 +713,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": machine(),
         "versions": versions(),
-        "command": shlex.join(["python", "benchmarks/conformance_matrix.py",
-                               *(argv if argv is not None else sys.argv[1:])]),
+        "command": shlex.join(
+            [
+                "python",
+                "benchmarks/conformance_matrix.py",
+                *(argv if argv is not None else sys.argv[1:]),
+            ]
+        ),
         "seconds": seconds,
         "jobs": args.jobs,
         "opsets": opsets,
@@ -632,13 +735,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"wrote {args.results}", file=sys.stderr)
     if args.json:
         lo, hi = ISSUE_RANGE
-        args.json.write_text(json.dumps({
-            "meta": meta,
-            "counts": count(results, converters),
-            "counts_issue_range": count(results, converters, range(lo, hi + 1)),
-            "baseline": [dataclasses.asdict(result) for result in baselines],
-            "results": [dataclasses.asdict(result) for result in results],
-        }, indent=1) + "\n")
+        args.json.write_text(
+            json.dumps(
+                {
+                    "meta": meta,
+                    "counts": count(results, converters),
+                    "counts_issue_range": count(results, converters, range(lo, hi + 1)),
+                    "baseline": [dataclasses.asdict(result) for result in baselines],
+                    "results": [dataclasses.asdict(result) for result in results],
+                },
+                indent=1,
+            )
+            + "\n"
+        )
         print(f"wrote {args.json}", file=sys.stderr)
     print(f"done in {seconds:.1f} s", file=sys.stderr)
     return 0

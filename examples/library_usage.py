@@ -34,8 +34,10 @@ def sample_feeds() -> list[dict[str, np.ndarray]]:
     # NaN only where the result is specified: Max propagates it. ONNX leaves NaN reaching
     # ReduceMax / ArgMax unspecified, and onnxruntime's answer depends on its position.
     bias = np.array([[0.5], [np.nan], [-np.inf]], dtype=np.float32)
-    return [{"x": x, "axes": np.array([axis], dtype=np.int64), "bias": bias}
-            for axis in (0, 1, 2, -1, -3)]
+    return [
+        {"x": x, "axes": np.array([axis], dtype=np.int64), "bias": bias}
+        for axis in (0, 1, 2, -1, -3)
+    ]
 
 
 def same_outputs(original: onnx.ModelProto, converted: onnx.ModelProto) -> bool:
@@ -68,14 +70,16 @@ def main() -> int:
 
     # 2. The passes composed by hand, on an onnx_ir model (converted in place).
     model = ir.serde.deserialize_model(original)
-    pipeline = ir.passes.PassManager([
-        ShapeInferencePass(strict_mode=False),  # adapters need ranks and dtypes
-        # Other ops first: ConvertFamilyPass moves the opset import to the target, and
-        # after that ConvertOtherOpsPass would need the source opsets passed explicitly.
-        ConvertOtherOpsPass(11),  # other ops: relabel, delegate one node, or refuse
-        ConvertFamilyPass(11),
-        CheckerPass(full_check=True),
-    ])
+    pipeline = ir.passes.PassManager(
+        [
+            ShapeInferencePass(strict_mode=False),  # adapters need ranks and dtypes
+            # Other ops first: ConvertFamilyPass moves the opset import to the target, and
+            # after that ConvertOtherOpsPass would need the source opsets passed explicitly.
+            ConvertOtherOpsPass(11),  # other ops: relabel, delegate one node, or refuse
+            ConvertFamilyPass(11),
+            CheckerPass(full_check=True),
+        ]
+    )
     result = pipeline(model)
     by_hand = ir.serde.serialize_model(result.model)
     print(f"PassManager: opset -> {default_opset(by_hand)}, modified={result.modified}")

@@ -33,12 +33,18 @@ def test_quick_run_writes_its_section_and_maxlower_is_exact(tmp_path, matrix):
     results = tmp_path / "RESULTS.md"
     results.write_text(
         "# Benchmark results\n\n## Another script's section\n\nkeep me\n\n"
-        f"{matrix.START_MARKER}\nstale matrix\n{matrix.END_MARKER}\n\n## After\n\nkeep me too\n")
+        f"{matrix.START_MARKER}\nstale matrix\n{matrix.END_MARKER}\n\n## After\n\nkeep me too\n"
+    )
     dump = tmp_path / "pairs.json"
     started = time.monotonic()
     process = subprocess.run(
         [sys.executable, str(SCRIPT), "--quick", "--results", str(results), "--json", str(dump)],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert process.returncode == 0, process.stderr[-3000:]
     assert time.monotonic() - started < 60
 
@@ -46,9 +52,13 @@ def test_quick_run_writes_its_section_and_maxlower_is_exact(tmp_path, matrix):
     assert text.count(matrix.START_MARKER) == text.count(matrix.END_MARKER) == 1
     assert "stale matrix" not in text
     assert "keep me\n" in text and "keep me too" in text
-    section = text[text.index(matrix.START_MARKER):text.index(matrix.END_MARKER)]
-    row = re.search(r"^\| maxlower \| (\d+) \| (\d+) \((\d+) / (\d+)\) \| (\d+) \| (\d+) \| (\d+) "
-                    r"\| (\d+) \|$", section, re.MULTILINE)
+    section = text[text.index(matrix.START_MARKER) : text.index(matrix.END_MARKER)]
+    row = re.search(
+        r"^\| maxlower \| (\d+) \| (\d+) \((\d+) / (\d+)\) \| (\d+) \| (\d+) \| (\d+) "
+        r"\| (\d+) \|$",
+        section,
+        re.MULTILINE,
+    )
     assert row, section
     pairs, ok, ok_ort, ok_ref, refused, invalid, wrong, no_kernel = map(int, row.groups())
     assert ok > 0 and wrong == 0 and invalid == 0
@@ -66,7 +76,8 @@ def test_write_section_appends_then_replaces(tmp_path, matrix):
     matrix.write_section(path, f"{matrix.START_MARKER}\none\n{matrix.END_MARKER}\n")
     matrix.write_section(path, f"{matrix.START_MARKER}\ntwo\n{matrix.END_MARKER}\n")
     assert path.read_text() == (
-        f"# Results\n\nother\n\n{matrix.START_MARKER}\ntwo\n{matrix.END_MARKER}\n")
+        f"# Results\n\nother\n\n{matrix.START_MARKER}\ntwo\n{matrix.END_MARKER}\n"
+    )
 
 
 def _rename_op(model: onnx.ModelProto, op_type: str) -> onnx.ModelProto:
@@ -75,13 +86,16 @@ def _rename_op(model: onnx.ModelProto, op_type: str) -> onnx.ModelProto:
     return model
 
 
-@pytest.mark.parametrize(("converter", "category", "message"), [
-    (lambda model, opset: model, "invalid", "opset import is 13, not 12"),
-    (lambda model, opset: _rename_op(model, "Missing"), "invalid", "checker"),
-    (lambda model, opset: _rename_op(model, "Min"), "wrong", "values differ"),
-    (lambda model, opset: 1 / 0, "refused", "ZeroDivisionError"),
-    (lambda model, opset: time.sleep(5), "refused", "timed out"),
-])
+@pytest.mark.parametrize(
+    ("converter", "category", "message"),
+    [
+        (lambda model, opset: model, "invalid", "opset import is 13, not 12"),
+        (lambda model, opset: _rename_op(model, "Missing"), "invalid", "checker"),
+        (lambda model, opset: _rename_op(model, "Min"), "wrong", "values differ"),
+        (lambda model, opset: 1 / 0, "refused", "ZeroDivisionError"),
+        (lambda model, opset: time.sleep(5), "refused", "timed out"),
+    ],
+)
 def test_categories(matrix, monkeypatch, converter, category, message):
     case = next(c for c in matrix.family_cases() if c.name == "test_max_int8")
     monkeypatch.setitem(matrix.CONVERTERS, "fake", converter)

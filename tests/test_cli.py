@@ -31,9 +31,11 @@ def example(tmp_path: pathlib.Path) -> pathlib.Path:
 def bfloat16_max(tmp_path: pathlib.Path) -> pathlib.Path:
     """Max on bfloat16 at opset 13: nothing below opset 13 reads bfloat16."""
     graph = helper.make_graph(
-        [helper.make_node("Max", ["a", "b"], ["m"], name="max_bf16")], "bf16",
+        [helper.make_node("Max", ["a", "b"], ["m"], name="max_bf16")],
+        "bf16",
         [helper.make_tensor_value_info(n, TensorProto.BFLOAT16, [3]) for n in "ab"],
-        [helper.make_tensor_value_info("m", TensorProto.BFLOAT16, [3])])
+        [helper.make_tensor_value_info("m", TensorProto.BFLOAT16, [3])],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=7)
     path = tmp_path / "bf16.onnx"
     onnx.save(model, path)
@@ -45,8 +47,12 @@ def invoke(*args: str | pathlib.Path):
 
 
 def run_module(*args: str | pathlib.Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "maxlower", *map(str, args)],
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "maxlower", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def default_opset(model: onnx.ModelProto) -> int:
@@ -70,8 +76,10 @@ def test_convert_writes_default_output_that_checks(example: pathlib.Path):
     onnx.checker.check_model(converted, full_check=True)
     assert default_opset(converted) == 13
     assert "opset 18 → 13" in result.stdout
-    assert ("main graph: node 'reduce_const_axes' ReduceMax 18→13: constant axes input moved "
-            "to the attribute axes=[1]") in result.stdout
+    assert (
+        "main graph: node 'reduce_const_axes' ReduceMax 18→13: constant axes input moved "
+        "to the attribute axes=[1]"
+    ) in result.stdout
     assert f"wrote {out}" in result.stdout
     # only the output was added: no temporary file left behind
     assert sorted(p.name for p in example.parent.iterdir()) == sorted([example.name, out.name])
@@ -81,8 +89,11 @@ def test_converted_model_gives_the_same_outputs(example: pathlib.Path, tmp_path:
     out = tmp_path / "out.onnx"
     assert invoke("convert", example, "--opset", "11", "-o", out).exit_code == 0
     x = np.arange(24, dtype=np.float32).reshape(2, 3, 4) % 5  # ties on every axis
-    feeds = {"x": x, "axes": np.array([-1], dtype=np.int64),
-             "bias": np.array([[1.5], [-np.inf], [3.0]], dtype=np.float32)}
+    feeds = {
+        "x": x,
+        "axes": np.array([-1], dtype=np.int64),
+        "bias": np.array([[1.5], [-np.inf], [3.0]], dtype=np.float32),
+    }
     expected, _ = run_model(onnx.load(example), feeds)
     actual, _ = run_model(onnx.load(out), feeds)
     assert all(bit_equal(e, a) for e, a in zip(expected, actual))
@@ -98,9 +109,11 @@ def test_convert_says_when_nothing_needed_rewriting(example: pathlib.Path):
 @pytest.mark.parametrize("spelling", ["same", "dotted", "symlink"])
 def test_convert_refuses_to_overwrite_input(example: pathlib.Path, spelling: str):
     before = example.read_bytes()
-    target = {"same": example,
-              "dotted": example.parent / "." / ".." / example.parent.name / example.name,
-              "symlink": example.parent / "link.onnx"}[spelling]
+    target = {
+        "same": example,
+        "dotted": example.parent / "." / ".." / example.parent.name / example.name,
+        "symlink": example.parent / "link.onnx",
+    }[spelling]
     if spelling == "symlink":
         target.symlink_to(example)
     result = invoke("convert", example, "--opset", "13", "-o", target)
@@ -136,8 +149,9 @@ def test_missing_file_is_exit_2_without_traceback(tmp_path: pathlib.Path):
     assert_one_line_error(result.stderr, "missing.onnx", "no such file")
 
 
-@pytest.mark.parametrize("content", [b"\x00\xffnot a protobuf\x12\x34", b""],
-                         ids=["garbled", "empty"])
+@pytest.mark.parametrize(
+    "content", [b"\x00\xffnot a protobuf\x12\x34", b""], ids=["garbled", "empty"]
+)
 def test_unreadable_model_is_exit_2(tmp_path: pathlib.Path, content: bytes):
     path = tmp_path / "bad.onnx"
     path.write_bytes(content)
@@ -155,10 +169,14 @@ def test_directory_is_exit_2(tmp_path: pathlib.Path):
 
 def test_invalid_model_is_exit_2(tmp_path: pathlib.Path):
     graph = helper.make_graph(  # Max of float and int64: fails the checker's type inference
-        [helper.make_node("Max", ["a", "b"], ["m"])], "bad",
-        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [2]),
-         helper.make_tensor_value_info("b", TensorProto.INT64, [2])],
-        [helper.make_tensor_value_info("m", TensorProto.FLOAT, [2])])
+        [helper.make_node("Max", ["a", "b"], ["m"])],
+        "bad",
+        [
+            helper.make_tensor_value_info("a", TensorProto.FLOAT, [2]),
+            helper.make_tensor_value_info("b", TensorProto.INT64, [2]),
+        ],
+        [helper.make_tensor_value_info("m", TensorProto.FLOAT, [2])],
+    )
     path = tmp_path / "invalid.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
     result = invoke("convert", path, "--opset", "12")
@@ -195,13 +213,23 @@ def test_output_that_is_a_directory_is_exit_2(example: pathlib.Path):
 def external_data_model(directory: pathlib.Path) -> pathlib.Path:
     weights = onnx.numpy_helper.from_array(np.arange(1024, dtype=np.float32).reshape(32, 32), "w")
     graph = helper.make_graph(
-        [helper.make_node("Max", ["x", "w"], ["y"], name="max"),
-         helper.make_node("ReduceMax", ["y"], ["r"], name="reduce", axes=[1], keepdims=0)],
-        "ext", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [32, 32])],
-        [helper.make_tensor_value_info("r", TensorProto.FLOAT, [32])], initializer=[weights])
+        [
+            helper.make_node("Max", ["x", "w"], ["y"], name="max"),
+            helper.make_node("ReduceMax", ["y"], ["r"], name="reduce", axes=[1], keepdims=0),
+        ],
+        "ext",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [32, 32])],
+        [helper.make_tensor_value_info("r", TensorProto.FLOAT, [32])],
+        initializer=[weights],
+    )
     path = directory / "ext.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path,
-              save_as_external_data=True, location="weights.bin", size_threshold=0)
+    onnx.save(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+        path,
+        save_as_external_data=True,
+        location="weights.bin",
+        size_threshold=0,
+    )
     return path
 
 
@@ -230,8 +258,7 @@ def test_missing_external_data_is_exit_2(tmp_path: pathlib.Path):
 def test_no_exact_form_is_exit_3_and_names_node_and_op(bfloat16_max: pathlib.Path):
     result = invoke("convert", bfloat16_max, "--opset", "12")
     assert result.exit_code == 3
-    assert_one_line_error(result.stderr, "'max_bf16'", "(Max)", "bfloat16",
-                          "To make it possible")
+    assert_one_line_error(result.stderr, "'max_bf16'", "(Max)", "bfloat16", "To make it possible")
     assert [p.name for p in bfloat16_max.parent.iterdir()] == [bfloat16_max.name]
 
 
@@ -320,7 +347,6 @@ def test_python_dash_m(example: pathlib.Path):
 
 @pytest.mark.skipif(shutil.which("maxlower") is None, reason="console script not installed")
 def test_console_script():
-    result = subprocess.run(["maxlower", "--version"], capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run(["maxlower", "--version"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0
     assert "maxlower" in result.stdout

@@ -18,8 +18,7 @@ EXAMPLES = ROOT / "examples"
 MODELS = EXAMPLES / "models"
 SCRIPTS = sorted(EXAMPLES.glob("*.py"))
 # The models make_example_models.py builds (and README and tests use).
-EXPECTED_MODELS = ("reduce_max_opset18.onnx", "nested_opset18.onnx",
-                   "max_bfloat16_opset13.onnx")
+EXPECTED_MODELS = ("reduce_max_opset18.onnx", "nested_opset18.onnx", "max_bfloat16_opset13.onnx")
 
 
 def run(args: list[str], cwd: pathlib.Path) -> subprocess.CompletedProcess:
@@ -29,8 +28,11 @@ def run(args: list[str], cwd: pathlib.Path) -> subprocess.CompletedProcess:
 @pytest.fixture
 def workdir(tmp_path: pathlib.Path) -> pathlib.Path:
     """A copy of examples/, so that scripts and commands write nothing into the checkout."""
-    shutil.copytree(EXAMPLES, tmp_path / "examples",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.opset*.onnx"))
+    shutil.copytree(
+        EXAMPLES,
+        tmp_path / "examples",
+        ignore=shutil.ignore_patterns("__pycache__", "*.opset*.onnx"),
+    )
     return tmp_path
 
 
@@ -55,12 +57,14 @@ def test_example_model_exists_and_checks(name: str):
 
 
 def test_committed_models_are_up_to_date(tmp_path: pathlib.Path):
-    result = run([sys.executable, str(EXAMPLES / "make_example_models.py"), str(tmp_path)],
-                 cwd=tmp_path)
+    result = run(
+        [sys.executable, str(EXAMPLES / "make_example_models.py"), str(tmp_path)], cwd=tmp_path
+    )
     assert result.returncode == 0, result.stderr
     for name in EXPECTED_MODELS:
         assert onnx.load(tmp_path / name) == onnx.load(MODELS / name), (
-            f"{name} differs from what make_example_models.py builds; rerun it")
+            f"{name} differs from what make_example_models.py builds; rerun it"
+        )
 
 
 # -- README -------------------------------------------------------------------------------
@@ -103,8 +107,9 @@ def test_readme_has_commands_to_run():
     assert any(c.startswith("maxlower inspect") for c, _ in readme_commands())
 
 
-@pytest.mark.parametrize(("command", "expected"), readme_commands(),
-                         ids=[c for c, _ in readme_commands()])
+@pytest.mark.parametrize(
+    ("command", "expected"), readme_commands(), ids=[c for c, _ in readme_commands()]
+)
 def test_readme_command_runs(command: str, expected: int, workdir: pathlib.Path):
     args = shlex.split(command)
     if args[0] == "maxlower":
@@ -127,7 +132,17 @@ def test_readme_python_block_runs(block: str, workdir: pathlib.Path):
 def test_readme_sample_output_matches(workdir: pathlib.Path):
     """The quick start's printed summary is what the command prints."""
     shown = README.split("## Quick start", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
-    result = run([sys.executable, "-m", "maxlower", "convert",
-                  "examples/models/reduce_max_opset18.onnx", "--opset", "13"], cwd=workdir)
+    result = run(
+        [
+            sys.executable,
+            "-m",
+            "maxlower",
+            "convert",
+            "examples/models/reduce_max_opset18.onnx",
+            "--opset",
+            "13",
+        ],
+        cwd=workdir,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout == shown
