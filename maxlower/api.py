@@ -6,11 +6,11 @@ from typing import TypeVar
 
 import onnx
 import onnx_ir as ir
-from onnx_ir.passes.common import CheckerPass, ShapeInferencePass
+from onnx_ir.passes.common import CheckerPass
 
 from passes.errors import ConversionError
 from passes.function_types import InferFunctionTypesPass
-from passes.graph_utils import forget_generated_dim_names
+from passes.graph_utils import forget_generated_dim_names, infer_shapes
 from passes.version.convert import ConvertFamilyPass, Rewrite
 from passes.version.other_ops import ConvertOtherOpsPass, source_opsets_of
 
@@ -62,9 +62,9 @@ def convert_ir_model(
         raise InvalidModelError(
             f"the input model fails onnx.checker (full check): {first_line}"
         ) from None
-    ShapeInferencePass(strict_mode=False)(model)
+    infer_shapes(model)
     rewrites = convert_typed_model(model, opset, expand_functions=expand_functions)
-    ShapeInferencePass(strict_mode=False)(model)  # types and shapes for the new values
+    infer_shapes(model)  # types and shapes for the new values
     forget_generated_dim_names(model)
     check_full(model)
     return rewrites

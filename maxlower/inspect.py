@@ -7,9 +7,9 @@ import dataclasses
 from collections.abc import Iterator
 
 import onnx_ir as ir
-from onnx_ir.passes.common import ShapeInferencePass
 
 from maxlower.api import convert_ir_model
+from passes import graph_utils
 from passes.builder import FAMILY, schema_version
 from passes.errors import ConversionError
 from passes.graph_utils import constant_ints, containers, node_label
@@ -39,8 +39,7 @@ class Plan:
     error: ConversionError | None = None
 
     def rewrites_of(self, node: FamilyNode) -> list[Rewrite]:
-        return [r for r in self.rewrites
-                if r.where == node.container and r.node == node.node]
+        return [r for r in self.rewrites if r.where == node.container and r.node == node.node]
 
     def other_rewrites(self, nodes: list[FamilyNode]) -> list[Rewrite]:
         """Rewrites of nodes the conversion itself created (e.g. the ArgMax of a reversal)."""
@@ -55,20 +54,27 @@ def family_nodes(model: ir.Model, *, infer_shapes: bool = True) -> list[FamilyNo
     dtypes and shapes of intermediate values are known.
     """
     if infer_shapes:
-        ShapeInferencePass(strict_mode=False)(model)
+        graph_utils.infer_shapes(model)
     found = []
     for container_name, container, opsets in containers(model):
         opset = opsets.get("")
         for where, node in _walk(container, container_name):
             if node.domain == "" and node.op_type in FAMILY:
-                found.append(FamilyNode(
-                    container=container_name, where=where, node=node_label(node),
-                    op_type=node.op_type, opset=opset,
-                    version=schema_version(node.op_type, opset) if opset else None,
-                    inputs=tuple(_describe_input(v) for v in node.inputs),
-                    attributes=tuple(f"{name}={_attribute_value(attr)}"
-                                     for name, attr in node.attributes.items()),
-                ))
+                found.append(
+                    FamilyNode(
+                        container=container_name,
+                        where=where,
+                        node=node_label(node),
+                        op_type=node.op_type,
+                        opset=opset,
+                        version=schema_version(node.op_type, opset) if opset else None,
+                        inputs=tuple(_describe_input(v) for v in node.inputs),
+                        attributes=tuple(
+                            f"{name}={_attribute_value(attr)}"
+                            for name, attr in node.attributes.items()
+                        ),
+                    )
+                )
     return found
 
 
@@ -91,8 +97,9 @@ def in_graph_order(rewrites: list[Rewrite], nodes: list[FamilyNode]) -> list[Rew
 
     def key(rewrite: Rewrite) -> int:
         origin = rewrite.node.split("__", 1)[0]
-        return position.get((rewrite.where, rewrite.node),
-                            position.get((rewrite.where, origin), len(nodes)))
+        return position.get(
+            (rewrite.where, rewrite.node), position.get((rewrite.where, origin), len(nodes))
+        )
 
     return sorted(rewrites, key=key)
 

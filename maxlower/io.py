@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import math
 import os
 import pathlib
@@ -38,7 +37,11 @@ from google.protobuf.message import DecodeError
 
 from maxlower.api import InvalidModelError
 from maxlower.safety import check_model_data, deferred_interrupts, describe_invalid
-from passes.graph_utils import forget_generated_dim_names_in_proto
+from passes.graph_utils import (
+    DATA_PROPAGATION,
+    forget_generated_dim_names_in_proto,
+    subgraphs,
+)
 
 # Initializers at most this big stay in the protobuf when the output has external data
 # (onnx_ir.save's default): axes and other small constants stay readable by the checker.
@@ -209,11 +212,12 @@ def check_and_infer(
     proto: onnx.ModelProto, base_dirs: str | os.PathLike | dict[str, str] | None = None
 ) -> onnx.ModelProto:
     """`onnx.checker.check_model(full_check=True)` on `proto`, raising its errors, and the
-    model with the value types that lenient shape inference (with data propagation) gives.
+    model with the value types that lenient shape inference gives.
 
     A full check is the structural check plus strict shape inference, so the structural
-    check plus strict inference with data propagation does both jobs in one inference;
-    only if that inference fails is the plain full check consulted for the verdict.
+    check plus strict inference does both jobs in one inference; only if that inference
+    fails is the plain full check consulted for the verdict. (Without data propagation:
+    see passes.graph_utils.DATA_PROPAGATION.)
 
     Main-graph initializers over 1000 bytes, and external ones, reach the C++ code as
     typed graph inputs, as onnx_ir's CheckerPass passes them, so weights are never read or
@@ -225,12 +229,12 @@ def check_and_infer(
     onnx.checker.check_model(light)
     try:
         inferred = onnx.shape_inference.infer_shapes(
-            light, check_type=True, strict_mode=True, data_prop=True
+            light, check_type=True, strict_mode=True, data_prop=DATA_PROPAGATION
         )
     except _CHECK_ERRORS:
         onnx.checker.check_model(light, full_check=True)  # raises if the model is invalid
         inferred = onnx.shape_inference.infer_shapes(
-            light, check_type=True, strict_mode=False, data_prop=True
+            light, check_type=True, strict_mode=False, data_prop=DATA_PROPAGATION
         )
     forget_generated_dim_names_in_proto(inferred)  # unk__0 may name dims of different sizes
     return restore(inferred)
@@ -400,6 +404,17 @@ def save_model_atomic(
     return write_checked(check_result(model, progress), path, progress=progress)
 
 
+def save_model_file(proto: onnx.ModelProto, path: str) -> None:
+    """onnx.save, in the format the suffix of `path` asks for. A .onnx file is the
+    serialised protobuf, written directly: onnx.save would first walk every tensor of the
+    model for external data to write, which write_checked has written already."""
+    if pathlib.Path(path).suffix == ".onnx":
+        with open(path, "wb") as handle:
+            handle.write(proto.SerializeToString())
+    else:
+        onnx.save(proto, path)
+
+
 def write_checked(
     checked: CheckedModel, path: str | os.PathLike, *, progress: Progress = QUIET
 ) -> pathlib.Path:
@@ -425,7 +440,7 @@ def write_checked(
         with progress.stage(f"writing {path}"):
             # Same suffix, so that onnx.save picks the format `path` asks for.
             temp_model = _temp_name(directory, f".{path.name}.", path.suffix)
-            onnx.save(proto, temp_model)
+            save_model_file(proto, temp_model)
             _copy_mode(path, temp_model)
             if temp_data is not None:
                 _copy_mode(directory / data_name, temp_data)
@@ -503,32 +518,6 @@ def _initializer_protos(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
     yield from graph.initializer
     for subgraph in subgraphs(graph):
         yield from _initializer_protos(subgraph)
-
-
-def subgraphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
-    """The graphs held by `graph`'s nodes' attributes (not recursively). Only nodes that can
-    hold one are looked at: reading every attribute of 20,000 nodes costs a tenth of a
-    second."""
-    holders = _graph_holding_ops()
-    for node in graph.node:
-        if node.op_type not in holders and node.domain in ("", "ai.onnx"):
-            continue
-        for attribute in node.attribute:
-            if attribute.type == onnx.AttributeProto.GRAPH:
-                yield attribute.g
-            elif attribute.type == onnx.AttributeProto.GRAPHS:
-                yield from attribute.graphs
-
-
-@functools.cache
-def _graph_holding_ops() -> frozenset[str]:
-    """Default-domain ops with a graph attribute in some version (If, Loop, Scan, ...)."""
-    kinds = (onnx.defs.OpSchema.AttrType.GRAPH, onnx.defs.OpSchema.AttrType.GRAPHS)
-    return frozenset(
-        schema.name
-        for schema in onnx.defs.get_all_schemas_with_history()
-        if schema.domain == "" and any(a.type in kinds for a in schema.attributes.values())
-    )
 
 
 def _location(tensor: onnx.TensorProto) -> str:

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import onnx
 import onnx_ir as ir
-from onnx_ir.passes.common import ShapeInferencePass
 
 from maxlower.api import (
     InvalidModelError,
@@ -27,7 +26,7 @@ from maxlower.api import (
 )
 from maxlower.profiles import Profile, ProfileError, load_profile
 from passes.function_types import InferFunctionTypesPass
-from passes.graph_utils import forget_generated_dim_names
+from passes.graph_utils import forget_generated_dim_names, infer_shapes
 from passes.legalize import LegalizePass, Lowering
 from passes.version.convert import Rewrite
 
@@ -64,10 +63,10 @@ def lower_ir_model(model: ir.Model, profile: ProfileLike) -> list[Lowering]:
         raise InvalidModelError(
             f"the input model fails onnx.checker (full check): {first_line}"
         ) from None
-    ShapeInferencePass(strict_mode=False)(model)
+    infer_shapes(model)
     lowerings = lower_typed_model(model, profile)
     if lowerings:
-        ShapeInferencePass(strict_mode=False)(model)
+        infer_shapes(model)
         forget_generated_dim_names(model)
     check_full(model)
     return lowerings

@@ -57,12 +57,13 @@ CHILD = textwrap.dedent(
             return original(*args, callback=each, **kwargs)
         ir.external_data.convert_tensors_to_external = convert
     elif stage == "model":  # half of the model file written
+        import maxlower.io
         def save(proto, path, *args, **kwargs):
             data = proto.SerializeToString()
             with open(path, "wb") as handle:
                 handle.write(data[: len(data) // 2])
             pause()
-        onnx.save = save
+        maxlower.io.save_model_file = save
     elif stage == "rename":  # the data file renamed into place, the model not yet
         real_replace = os.replace
         def replace(source, target):

@@ -8,10 +8,10 @@ from pathlib import Path
 import onnx
 import onnx_ir as ir
 import pytest
-from onnx_ir.passes.common import ShapeInferencePass
 
 from maxlower.profiles import PROFILE_DIR, Profile, ProfileError, load_profile, shipped_profiles
 from maxlower.profiles.onnxruntime_kernels import kernel_rejection
+from passes.graph_utils import infer_shapes
 
 SHIPPED = ["no-argmax", "onnxruntime", "primitives", "tensorrt", "webnn"]
 
@@ -19,7 +19,7 @@ SHIPPED = ["no-argmax", "onnxruntime", "primitives", "tensorrt", "webnn"]
 def first_node(text: str) -> tuple[ir.Node, int]:
     """The first node of a model in onnx.parser text, with shapes inferred, and its opset."""
     model = ir.serde.deserialize_model(onnx.parser.parse_model(text))
-    ShapeInferencePass(strict_mode=False)(model)
+    infer_shapes(model)
     return next(iter(model.graph)), model.opset_imports[""]
 
 

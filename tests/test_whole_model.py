@@ -21,11 +21,11 @@ import onnx
 import onnx.version_converter
 import onnx_ir as ir
 import pytest
-from onnx_ir.passes.common import ShapeInferencePass
 
 import maxlower
 from passes import ConversionError
 from passes.function_types import InferFunctionTypesPass
+from passes.graph_utils import infer_shapes
 from passes.version.expand_ops import ExpandOpsPass
 from passes.version.other_ops import ConvertOtherOpsPass, source_opsets_of
 from tests.fixtures.catalog import (
@@ -72,7 +72,7 @@ def original_outputs(name: str) -> tuple[dict, dict]:
 def spec_outputs(name: str, op_types: frozenset[str]) -> dict:
     """The original's outputs with `op_types` expanded into their bodies at its own opset."""
     model = ir.serde.deserialize_model(FIXTURES[name].load())
-    ShapeInferencePass(strict_mode=False)(model)
+    infer_shapes(model)
     InferFunctionTypesPass()(model)
     assert ExpandOpsPass(op_types)(model).modified
     proto = ir.serde.serialize_model(model)
@@ -239,7 +239,7 @@ def test_refusal_exit_code_3(tmp_path):
 
 def test_pass_reports_how_and_modified_is_exact():
     model = ir.serde.deserialize_model(FIXTURES["encoder.dynamo.onnx"].load())
-    ShapeInferencePass(strict_mode=False)(model)
+    infer_shapes(model)
     convert = ConvertOtherOpsPass(13, source_opsets_of(model), expand_functions=True)
     assert convert(model).modified
     hows = {(c.op_type, c.how) for c in convert.conversions}
@@ -249,7 +249,7 @@ def test_pass_reports_how_and_modified_is_exact():
     again = ConvertOtherOpsPass(13, {id(model.graph): 13})(model)
     assert again.modified is False
     relabel_only = ir.serde.deserialize_model(FIXTURES["clamp_max.legacy13.onnx"].load())
-    ShapeInferencePass(strict_mode=False)(relabel_only)
+    infer_shapes(relabel_only)
     assert ConvertOtherOpsPass(17)(relabel_only).modified is False
 
 

@@ -37,9 +37,9 @@ import ml_dtypes
 import numpy as np
 import onnx
 import onnx_ir as ir
-from onnx_ir.passes.common import ShapeInferencePass
 
 from maxlower.api import InvalidModelError
+from passes.graph_utils import infer_shapes
 
 KINDS = ("ties", "specials", "random", "pow2")
 # (value kind, size strategy) of the first trials; then one "zero" trial per symbolic dim.
@@ -153,7 +153,7 @@ def axes_inputs(model: ir.Model) -> dict[str, int | None]:
     """{graph input: rank of the data it reduces, None if unknown} for every graph input
     that reaches some ReduceMax's `axes` input."""
     model = model.clone()
-    ShapeInferencePass(strict_mode=False)(model)
+    infer_shapes(model)
     graph_inputs = {id(v): v.name for v in model.graph.inputs}
     calls: dict[tuple[str, str, str], list[ir.Node]] = {}
     for node in ir.traversal.RecursiveGraphIterator(model.graph):

@@ -19,10 +19,10 @@ import itertools
 
 import onnx
 import onnx_ir as ir
-from onnx_ir.passes.common import CheckerPass, ShapeInferencePass
+from onnx_ir.passes.common import CheckerPass
 
 from passes.errors import ConversionError
-from passes.graph_utils import const_tensor, node_label, remove_if_orphaned
+from passes.graph_utils import const_tensor, infer_shapes, node_label, remove_if_orphaned
 
 MIRROR = "__mirror"
 
@@ -110,7 +110,7 @@ class Scratch:
                 f"{self.graph.opset_imports['']} ({first})",
                 "a later target opset",
             ) from None
-        ShapeInferencePass(strict_mode=False)(self.model)
+        infer_shapes(self.model)
 
 
 def signature(node: ir.Node, opset: int, in_function: bool) -> tuple:

@@ -34,11 +34,10 @@ import dataclasses
 
 import onnx
 import onnx_ir as ir
-from onnx_ir.passes.common import ShapeInferencePass
 
 from passes.builder import FAMILY, Builder, schema_version
 from passes.errors import ConversionError
-from passes.graph_utils import containers, node_label
+from passes.graph_utils import containers, infer_shapes, node_label
 from passes.version.convert import ConvertFamilyPass
 from passes.version.expand import body_opsets, expand_function_body
 from passes.version.one_node import delegate_to_version_converter, one_node_model
@@ -203,7 +202,7 @@ def _relabel_problem(node: ir.Node, old: int, target: int, ir_version: int) -> s
 def convert_small_model(model: ir.Model, opset: int, target: int, family_opset: int) -> None:
     """Convert a model holding an expanded body (at `opset`) for splicing: other ops to
     `target`, family nodes to `family_opset` (the opset of the graph it goes into)."""
-    ShapeInferencePass(strict_mode=False)(model)
+    infer_shapes(model)
     sources = source_opsets_of(model)
     ConvertFamilyPass(family_opset)(model)
     # Only reached while expanding (or probing), where expansion was already chosen.
