@@ -4,26 +4,39 @@ import importlib
 import sys
 import types
 
-from maxlower.api import ConversionError, InvalidModelError, convert, convert_with_report
-from maxlower.lower import convert_and_lower, lower, lower_with_report
-from maxlower.profiles import ProfileError, load_profile
-
-# The verifier (onnxruntime, onnx.reference) is imported when first used, not by
-# `maxlower convert`: `maxlower.verify` and `maxlower.VerifyReport` are loaded on access.
-_LAZY = {"verify": "verify", "VerifyReport": "VerifyReport"}
+# Every name is loaded on first access (PEP 562), so that `import maxlower` is cheap and the
+# `maxlower` command (maxlower.launch) can arrange its imports before onnx_ir comes in; the
+# verifier (onnxruntime, onnx.reference) is loaded only when used.
+_LAZY = {
+    "ConversionError": "maxlower.api",
+    "InvalidModelError": "maxlower.api",
+    "convert": "maxlower.api",
+    "convert_with_report": "maxlower.api",
+    "convert_and_lower": "maxlower.lower",
+    "lower": "maxlower.lower",
+    "lower_with_report": "maxlower.lower",
+    "ProfileError": "maxlower.profiles",
+    "load_profile": "maxlower.profiles",
+    "verify": "maxlower.verify",
+    "VerifyReport": "maxlower.verify",
+}
 
 
 def __getattr__(name: str):
     if name not in _LAZY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module("maxlower.verify"), _LAZY[name])
+    value = getattr(importlib.import_module(_LAZY[name]), name)
     globals()[name] = value
     return value
 
 
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
+
 class _Package(types.ModuleType):
-    """`maxlower.verify` is the function, as `from maxlower.verify import verify` once made
-    it: importing the subpackage does not rebind it to the module."""
+    """`maxlower.lower` and `maxlower.verify` are the functions, not the submodules of the
+    same names: importing a submodule does not rebind them."""
 
     def __setattr__(self, name: str, value) -> None:
         if name in _LAZY and isinstance(value, types.ModuleType):
@@ -33,17 +46,5 @@ class _Package(types.ModuleType):
 
 sys.modules[__name__].__class__ = _Package
 
-__all__ = [
-    "ConversionError",
-    "InvalidModelError",
-    "ProfileError",
-    "VerifyReport",
-    "convert",
-    "convert_and_lower",
-    "convert_with_report",
-    "load_profile",
-    "lower",
-    "lower_with_report",
-    "verify",
-]
+__all__ = sorted(_LAZY)
 __version__ = "0.1.0"

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 
 import click
 import onnx_ir as ir
-from onnx_ir.passes.common import ShapeInferencePass
 
 from maxlower import __version__
 from maxlower.api import LATEST_OPSET, InvalidModelError, check_target_opset, convert_typed_model
@@ -46,7 +45,7 @@ from maxlower.verify.cli import (
 )
 from passes.builder import FAMILY, schema_version
 from passes.errors import ConversionError
-from passes.graph_utils import containers, node_label
+from passes.graph_utils import containers, infer_shapes, node_label
 from passes.legalize import Lowering
 from passes.version.convert import Rewrite
 
@@ -65,15 +64,19 @@ Exit codes:
 """
 
 DEBUG_OPTION = click.option(
-    "--debug", is_flag=True,
+    "--debug",
+    is_flag=True,
     help="On an error, raise it with its full traceback instead of printing one line "
-    "(the exit code is then Python's, 1).")
+    "(the exit code is then Python's, 1).",
+)
 
 
 TIMINGS_OPTION = click.option(
-    "--timings", is_flag=True,
+    "--timings",
+    is_flag=True,
     help="Print how long each stage took (loading, checking, converting, writing) to "
-    "stderr at the end.")
+    "stderr at the end.",
+)
 
 
 @contextlib.contextmanager
@@ -116,15 +119,21 @@ def _errors_to_exit_codes(debug: bool) -> Iterator[None]:
     except Exception as error:
         if debug:
             raise
-        _fail(f"internal error ({type(error).__name__}: {one_line(error)}); rerun with --debug "
-              "for the traceback", EXIT_INTERNAL, debug)
+        _fail(
+            f"internal error ({type(error).__name__}: {one_line(error)}); rerun with --debug "
+            "for the traceback",
+            EXIT_INTERNAL,
+            debug,
+        )
 
 
 def _fail(error: BaseException | str, code: int, debug: bool) -> None:
     if debug and isinstance(error, BaseException):
         raise error
-    click.echo(f"maxlower: error: {one_line(error) if isinstance(error, BaseException) else error}",
-               err=True)
+    click.echo(
+        f"maxlower: error: {one_line(error) if isinstance(error, BaseException) else error}",
+        err=True,
+    )
     sys.exit(code)
 
 
@@ -190,29 +199,61 @@ nothing is written and the exit code is 1 (--force writes anyway, still exit 1).
     short_help="Convert a model to another opset, exactly.",
 )
 @click.argument("input_path", metavar="IN", type=click.Path(path_type=pathlib.Path))
-@click.option("--opset", "-t", "opset", type=int, required=True, metavar="N",
-              help=f"Target default-domain (ai.onnx) opset, 1..{LATEST_OPSET}. Required.")
-@click.option("-o", "--output", "output_path", type=click.Path(path_type=pathlib.Path),
-              metavar="OUT", help="Where to write the result. Default: <stem>.opset<N>.onnx "
-              "beside IN.")
-@click.option("--dry-run", is_flag=True,
-              help="Convert and print the summary, but write nothing.")
-@click.option("--in-place", is_flag=True,
-              help="Allow replacing IN with the result (the default OUT becomes IN).")
-@click.option("--profile", "-p", "profile_name", default=None, metavar="P",
-              help="Also lower the result for backend profile P: a shipped profile "
-              "(`maxlower profiles`) or the path of a profile .toml file.")
-@click.option("--expand-functions", is_flag=True,
-              help="Let an op that does not exist at N (LayerNormalization below 17, say) "
-              "become its ONNX function body. Off by default: the body is the spec's "
-              "definition, but a runtime's fused kernel may round floats differently, so "
-              "outputs can differ from the original's in the last bits.")
+@click.option(
+    "--opset",
+    "-t",
+    "opset",
+    type=int,
+    required=True,
+    metavar="N",
+    help=f"Target default-domain (ai.onnx) opset, 1..{LATEST_OPSET}. Required.",
+)
+@click.option(
+    "-o",
+    "--output",
+    "output_path",
+    type=click.Path(path_type=pathlib.Path),
+    metavar="OUT",
+    help="Where to write the result. Default: <stem>.opset<N>.onnx beside IN.",
+)
+@click.option("--dry-run", is_flag=True, help="Convert and print the summary, but write nothing.")
+@click.option(
+    "--in-place",
+    is_flag=True,
+    help="Allow replacing IN with the result (the default OUT becomes IN).",
+)
+@click.option(
+    "--profile",
+    "-p",
+    "profile_name",
+    default=None,
+    metavar="P",
+    help="Also lower the result for backend profile P: a shipped profile "
+    "(`maxlower profiles`) or the path of a profile .toml file.",
+)
+@click.option(
+    "--expand-functions",
+    is_flag=True,
+    help="Let an op that does not exist at N (LayerNormalization below 17, say) "
+    "become its ONNX function body. Off by default: the body is the spec's "
+    "definition, but a runtime's fused kernel may round floats differently, so "
+    "outputs can differ from the original's in the last bits.",
+)
 @verification_options(gate=True)
 @TIMINGS_OPTION
 @DEBUG_OPTION
-def convert(input_path: pathlib.Path, opset: int, output_path: pathlib.Path | None,
-            dry_run: bool, in_place: bool, profile_name: str | None, expand_functions: bool,
-            debug: bool, verification: Verification, timings: bool) -> None:
+def convert(
+    input_path: pathlib.Path,
+    opset: int,
+    output_path: pathlib.Path | None,
+    dry_run: bool,
+    in_place: bool,
+    profile_name: str | None,
+    expand_functions: bool,
+    debug: bool,
+    verification: Verification,
+    timings: bool,
+) -> None:
     progress = Progress()  # stage lines and a bar for the data file, on a terminal only
     with _errors_to_exit_codes(debug), _timings_report(progress, timings), _no_cyclic_gc():
         profile = load_profile(profile_name) if profile_name is not None else None
@@ -224,15 +265,15 @@ def convert(input_path: pathlib.Path, opset: int, output_path: pathlib.Path | No
         if not dry_run:
             check_destination(output_path)
         proto = load_proto(input_path, infer_shapes=True, progress=progress)
-        source = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")),
-                      None)
+        source = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), None)
         sparse = None
         if profile is None and not verification.enabled:
             # Only the nodes whose schema changes go through onnx_ir (maxlower.sparse).
             with progress.stage(f"converting to opset {opset}"):
                 original_nodes = _family_node_order_of_proto(proto)
-                sparse = convert_sparse(proto, opset, str(input_path.parent),
-                                        expand_functions=expand_functions)
+                sparse = convert_sparse(
+                    proto, opset, str(input_path.parent), expand_functions=expand_functions
+                )
         if sparse is not None:
             rewrites = in_graph_order(sparse.rewrites, original_nodes)
             lowerings, model = [], None
@@ -250,7 +291,8 @@ def convert(input_path: pathlib.Path, opset: int, output_path: pathlib.Path | No
 
         lines = [f"{input_path}: opset {_opset_text(source)} → {opset}"]
         lines += [f"  {_rewrite_line(r)}" for r in rewrites] or [
-            "  no Max-family node needed rewriting"]
+            "  no Max-family node needed rewriting"
+        ]
         if profile is not None:
             lines += _lowering_lines(profile, lowerings)
         click.echo("\n".join(lines))
@@ -298,22 +340,41 @@ says what P would have to accept. An unknown or malformed profile is exit code 2
     short_help="Lower a model for a backend profile, exactly.",
 )
 @click.argument("input_path", metavar="IN", type=click.Path(path_type=pathlib.Path))
-@click.option("--profile", "-p", "profile_name", required=True, metavar="P",
-              help="A shipped profile (`maxlower profiles`) or the path of a profile .toml "
-              "file. Required.")
-@click.option("-o", "--output", "output_path", type=click.Path(path_type=pathlib.Path),
-              metavar="OUT", help="Where to write the result. Default: <stem>.<P>.onnx "
-              "beside IN.")
-@click.option("--dry-run", is_flag=True,
-              help="Lower and print the summary, but write nothing.")
-@click.option("--in-place", is_flag=True,
-              help="Allow replacing IN with the result (the default OUT becomes IN).")
+@click.option(
+    "--profile",
+    "-p",
+    "profile_name",
+    required=True,
+    metavar="P",
+    help="A shipped profile (`maxlower profiles`) or the path of a profile .toml file. Required.",
+)
+@click.option(
+    "-o",
+    "--output",
+    "output_path",
+    type=click.Path(path_type=pathlib.Path),
+    metavar="OUT",
+    help="Where to write the result. Default: <stem>.<P>.onnx beside IN.",
+)
+@click.option("--dry-run", is_flag=True, help="Lower and print the summary, but write nothing.")
+@click.option(
+    "--in-place",
+    is_flag=True,
+    help="Allow replacing IN with the result (the default OUT becomes IN).",
+)
 @verification_options(gate=True)
 @TIMINGS_OPTION
 @DEBUG_OPTION
-def lower(input_path: pathlib.Path, profile_name: str, output_path: pathlib.Path | None,
-          dry_run: bool, in_place: bool, debug: bool, verification: Verification,
-          timings: bool) -> None:
+def lower(
+    input_path: pathlib.Path,
+    profile_name: str,
+    output_path: pathlib.Path | None,
+    dry_run: bool,
+    in_place: bool,
+    debug: bool,
+    verification: Verification,
+    timings: bool,
+) -> None:
     progress = Progress()
     with _errors_to_exit_codes(debug), _timings_report(progress, timings), _no_cyclic_gc():
         profile = load_profile(profile_name)
@@ -360,38 +421,45 @@ def profiles(paths: bool, debug: bool) -> None:
             click.echo(f"{name:<{width}}  {profile.description}{where}")
 
 
-def _output_path(input_path: pathlib.Path, output_path: pathlib.Path | None, in_place: bool,
-                 default: pathlib.Path) -> pathlib.Path:
+def _output_path(
+    input_path: pathlib.Path,
+    output_path: pathlib.Path | None,
+    in_place: bool,
+    default: pathlib.Path,
+) -> pathlib.Path:
     """OUT as given, or the default; IN only with --in-place (and then not another -o)."""
     if output_path is None:
         output_path = input_path if in_place else default
     if same_file(output_path, input_path) and not in_place:
         raise InvalidModelError(
             f"the output {str(output_path)!r} is the input file; pass --in-place to "
-            "replace it, or choose another path with -o")
+            "replace it, or choose another path with -o"
+        )
     if in_place and not same_file(output_path, input_path):
         raise InvalidModelError(
             f"--in-place writes over IN, but -o names another file ({str(output_path)!r}); "
-            "pass one or the other")
+            "pass one or the other"
+        )
     return output_path
 
 
-def _lower(model: ir.Model, profile: Profile, progress: Progress, typed: bool
-           ) -> list[Lowering]:
+def _lower(model: ir.Model, profile: Profile, progress: Progress, typed: bool) -> list[Lowering]:
     """Lower in place for `profile`; a converted model first gets the types of the values
     conversion added."""
     with progress.stage(f"lowering for profile {profile.name!r}"):
         if not typed:
-            ShapeInferencePass(strict_mode=False)(model)
+            infer_shapes(model)
         return lower_typed_model(model, profile)
 
 
 def _lowering_lines(profile: Profile, lowerings: list[Lowering]) -> list[str]:
     if not lowerings:
         return [f"  profile {profile.name!r}: every node is accepted as it is"]
-    return [f"  profile {profile.name!r}: {x.where}: node {x.node!r} {x.op_type} "
-            f"({x.rejection}): {' → '.join(x.steps)}, {x.nodes_after} nodes"
-            for x in lowerings]
+    return [
+        f"  profile {profile.name!r}: {x.where}: node {x.node!r} {x.op_type} "
+        f"({x.rejection}): {' → '.join(x.steps)}, {x.nodes_after} nodes"
+        for x in lowerings
+    ]
 
 
 @cli.command(
@@ -415,8 +483,15 @@ With --opset, exit code 3 means that conversion to N would fail.""",
     short_help="List the Max-family nodes and what conversion would do.",
 )
 @click.argument("input_path", metavar="IN", type=click.Path(path_type=pathlib.Path))
-@click.option("--opset", "-t", "opset", type=int, default=None, metavar="N",
-              help="Also show what converting to this opset would do. Default: list only.")
+@click.option(
+    "--opset",
+    "-t",
+    "opset",
+    type=int,
+    default=None,
+    metavar="N",
+    help="Also show what converting to this opset would do. Default: list only.",
+)
 @DEBUG_OPTION
 def inspect(input_path: pathlib.Path, opset: int | None, debug: bool) -> None:
     with _errors_to_exit_codes(debug):
@@ -449,8 +524,10 @@ def inspect(input_path: pathlib.Path, opset: int | None, debug: bool) -> None:
                 for rewrite in others:
                     click.echo(f"  {_rewrite_line(rewrite)}")
             if plan.error is not None:
-                click.echo(f"\nconversion to opset {opset} would fail at node "
-                           f"{plan.error.node_name!r} ({plan.error.op_type})")
+                click.echo(
+                    f"\nconversion to opset {opset} would fail at node "
+                    f"{plan.error.node_name!r} ({plan.error.op_type})"
+                )
                 raise plan.error
             click.echo(f"\nconversion to opset {opset} would succeed")
 
@@ -484,8 +561,9 @@ Examples:
 @click.argument("candidate", type=click.Path(path_type=pathlib.Path))
 @verification_options
 @DEBUG_OPTION
-def verify(reference: pathlib.Path, candidate: pathlib.Path, verification: Verification,
-           debug: bool) -> None:
+def verify(
+    reference: pathlib.Path, candidate: pathlib.Path, verification: Verification, debug: bool
+) -> None:
     with _errors_to_exit_codes(debug):
         report = verification.run(*load_comparable(reference, candidate, verification))
         click.echo(f"{reference} vs {candidate}: {report.summary()}")
@@ -503,9 +581,16 @@ def _family_node_order_of_proto(proto) -> list[FamilyNode]:
     """`_family_node_order` for a model without functions or subgraphs, from its protobuf
     (what maxlower.sparse converts)."""
     return [
-        FamilyNode(container="main graph", where="main graph",
-                   node=node.name or f"<unnamed {node.op_type}>", op_type=node.op_type,
-                   opset=None, version=None, inputs=(), attributes=())
+        FamilyNode(
+            container="main graph",
+            where="main graph",
+            node=node.name or f"<unnamed {node.op_type}>",
+            op_type=node.op_type,
+            opset=None,
+            version=None,
+            inputs=(),
+            attributes=(),
+        )
         for node in proto.graph.node
         if node.domain in ("", "ai.onnx") and node.op_type in FAMILY
     ]
@@ -515,8 +600,16 @@ def _family_node_order(model) -> list[FamilyNode]:
     """The family nodes as `in_graph_order` needs them: where and which, in graph order
     (`family_nodes` also describes every input, a third of a second on 20,000 nodes)."""
     return [
-        FamilyNode(container=name, where=name, node=node_label(node), op_type=node.op_type,
-                   opset=None, version=None, inputs=(), attributes=())
+        FamilyNode(
+            container=name,
+            where=name,
+            node=node_label(node),
+            op_type=node.op_type,
+            opset=None,
+            version=None,
+            inputs=(),
+            attributes=(),
+        )
         for name, container, _ in containers(model)
         for node in ir.traversal.RecursiveGraphIterator(container)
         if node.domain == "" and node.op_type in FAMILY
@@ -534,13 +627,17 @@ def _plan_lines(plan: Plan, node: FamilyNode) -> list[str]:
         if target is None:  # cannot happen after a successful conversion; be plain anyway
             return [f"at opset {plan.opset}: {node.op_type} does not exist"]
         return [f"at opset {plan.opset}: {node.op_type}-{target}, no rewrite needed"]
-    return [f"at opset {plan.opset}: {node.op_type} {r.from_version}→{r.to_version}: {r.what}"
-            for r in rewrites]
+    return [
+        f"at opset {plan.opset}: {node.op_type} {r.from_version}→{r.to_version}: {r.what}"
+        for r in rewrites
+    ]
 
 
 def _rewrite_line(rewrite: Rewrite) -> str:
-    return (f"{rewrite.where}: node {rewrite.node!r} {rewrite.op_type} "
-            f"{rewrite.from_version}→{rewrite.to_version}: {rewrite.what}")
+    return (
+        f"{rewrite.where}: node {rewrite.node!r} {rewrite.op_type} "
+        f"{rewrite.from_version}→{rewrite.to_version}: {rewrite.what}"
+    )
 
 
 def _opset_text(opset: int | None) -> str:

@@ -36,14 +36,16 @@ and opset imports.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import onnx
 import onnx_ir as ir
 
 from maxlower.api import check_target_opset, convert_typed_model
 from maxlower.io import subgraphs
-from passes.builder import schema_version
+from passes.builder import FAMILY, schema_version
 from passes.version.convert import Rewrite
+from passes.version.registry import ADAPTERS, kept_as_is, version_path
 
 ANCHOR_DOMAIN = "maxlower.sparse"
 _DEFAULT_DOMAINS = ("", "ai.onnx")
@@ -69,10 +71,12 @@ def convert_sparse(
     if source is None or not _eligible(proto):
         return None
     nodes = list(graph.node)
-    changing = _changing_nodes(nodes, source, opset)
-    partial_indices, partial = _partial_model(proto, nodes, changing)
+    changing = _changing_nodes(graph, nodes, source, opset)
+    partial_indices, partial, typing = _partial_model(proto, nodes, changing)
     model = ir.serde.deserialize_model(partial)
-    ir.external_data.set_base_dir(model.graph, base_dir)
+    _type_values(model.graph, typing)
+    if any(t.data_location == onnx.TensorProto.EXTERNAL for t in partial.graph.initializer):
+        ir.external_data.set_base_dir(model.graph, base_dir)  # (a walk of every tensor)
     originals = list(model.graph)
     anchors = [_anchor_after(model.graph, node) for node in originals]
     boundary = _boundary(model)
@@ -104,9 +108,14 @@ def _eligible(proto: onnx.ModelProto) -> bool:
     return next(subgraphs(proto.graph), None) is None
 
 
-def _changing_nodes(nodes: list[onnx.NodeProto], source: int, target: int) -> set[int]:
-    """Default-domain nodes whose schema version differs between the opsets."""
+def _changing_nodes(
+    graph: onnx.GraphProto, nodes: list[onnx.NodeProto], source: int, target: int
+) -> set[int]:
+    """Default-domain nodes whose schema version differs between the opsets, but for family
+    nodes that conversion keeps as they are (a step that only added types, such as
+    ReduceMax 20 → 18 on float data): those stay protobuf, untouched."""
     differs: dict[str, bool] = {}
+    types: dict[str, int] | None = None
     changing = set()
     for i, node in enumerate(nodes):
         if node.domain not in _DEFAULT_DOMAINS:
@@ -114,16 +123,63 @@ def _changing_nodes(nodes: list[onnx.NodeProto], source: int, target: int) -> se
         op_type = node.op_type
         if op_type not in differs:
             differs[op_type] = schema_version(op_type, source) != schema_version(op_type, target)
-        if differs[op_type]:
-            changing.add(i)
+        if not differs[op_type]:
+            continue
+        if node.domain == "" and _type_only_path(op_type, source, target):
+            types = _elem_types(graph) if types is None else types
+            key = (
+                tuple(types.get(name, 0) if name else None for name in node.input),
+                tuple(types.get(name, 0) for name in node.output),
+            )
+            if _kept_as_is(op_type, source, target, *key):
+                continue
+        changing.add(i)
     return changing
+
+
+def _elem_types(graph: onnx.GraphProto) -> dict[str, int]:
+    """{value name: element type} for the values whose element type the graph states."""
+    types = {t.name: t.data_type for t in graph.initializer}
+    for info in [*graph.value_info, *graph.input, *graph.output]:
+        if info.type.HasField("tensor_type"):
+            types[info.name] = info.type.tensor_type.elem_type
+    return types
+
+
+@functools.cache
+def _type_only_path(op_type: str, source: int, target: int) -> bool:
+    """Whether every step from source to target is type-only (common.type_only) for a
+    family op, so that a node's types can show that conversion keeps it."""
+    if op_type not in FAMILY:
+        return False
+    steps = version_path(op_type, schema_version(op_type, source), schema_version(op_type, target))
+    return all(getattr(ADAPTERS[op_type, a, b], "type_only", False) for a, b in steps)
+
+
+@functools.cache
+def _kept_as_is(op_type: str, source: int, target: int, inputs: tuple, outputs: tuple) -> bool:
+    """registry.kept_as_is on element types (0: unknown, None: an omitted input), cached:
+    a wide graph has few distinct signatures."""
+
+    def type_string(elem_type: int | None) -> str | None:
+        if elem_type is None:
+            return None
+        return f"tensor({onnx.TensorProto.DataType.Name(elem_type).lower()})" if elem_type else "?"
+
+    return kept_as_is(
+        op_type,
+        schema_version(op_type, source),
+        schema_version(op_type, target),
+        [type_string(t) for t in inputs],
+        [type_string(t) for t in outputs],
+    )
 
 
 def _partial_model(
     proto: onnx.ModelProto, nodes: list[onnx.NodeProto], changing: set[int]
-) -> tuple[list[int], onnx.ModelProto]:
+) -> tuple[list[int], onnx.ModelProto, dict[str, onnx.ValueInfoProto]]:
     """The indices of the nodes the small model holds (the changing ones and the Constant
-    nodes that feed them), and the small model."""
+    nodes that feed them), the small model, and the types its values are to have."""
     graph = proto.graph
     producer = {}
     for i, node in enumerate(nodes):
@@ -143,16 +199,17 @@ def _partial_model(
 
     made = {name for i in indices for name in nodes[i].output if name}
     read = [name for i in indices for name in nodes[i].input if name]
-    read_outside = {name for i, node in enumerate(nodes) if i not in chosen for name in node.input}
+    read_outside = (
+        {name for i, node in enumerate(nodes) if i not in chosen for name in node.input}
+        if chosen
+        else set()
+    )
     read_outside.update(v.name for v in graph.output)
     initializers = {t.name: t for t in graph.initializer}
     graph_inputs = {v.name for v in graph.input}
     types = {v.name: v for v in graph.value_info}
     types.update((v.name, v) for v in graph.input)
     types.update((v.name, v) for v in graph.output)
-
-    def typed(name: str) -> onnx.ValueInfoProto:
-        return types.get(name) or onnx.ValueInfoProto(name=name)
 
     held = list(dict.fromkeys(n for n in read if n in initializers and n not in made))
     inputs = list(
@@ -167,10 +224,36 @@ def _partial_model(
     small.name = graph.name
     small.node.extend(nodes[i] for i in indices)
     small.initializer.extend(initializers[n] for n in held)
-    small.input.extend(typed(n) for n in inputs)
-    small.output.extend(typed(n) for n in dict.fromkeys(outputs))
-    small.value_info.extend(types[n] for n in made if n in types and n not in read_outside)
-    return indices, partial
+    # The small model's values are typed after deserialisation (_type_values), not by
+    # value_info: deserialising 10,000 equal TypeProtos one by one costs a tenth of a second.
+    small.input.extend(onnx.ValueInfoProto(name=n) for n in inputs)
+    small.output.extend(onnx.ValueInfoProto(name=n) for n in dict.fromkeys(outputs))
+    typing = {n: types[n] for n in [*inputs, *outputs] if n in types}
+    typing.update((n, types[n]) for n in made if n in types and n not in read_outside)
+    return indices, partial, typing
+
+
+def _type_values(graph: ir.Graph, typing: dict[str, onnx.ValueInfoProto]) -> None:
+    """Give the small model's values the types and shapes of their ValueInfoProtos, as
+    deserialising them would, deserialising each distinct TypeProto once."""
+    values = {v.name: v for v in graph.inputs}
+    values.update((v.name, v) for node in graph for v in node.outputs)
+    cache: dict[bytes, tuple] = {}
+    for name, info in typing.items():
+        value = values.get(name)
+        if value is None:
+            continue
+        if info.doc_string or len(info.metadata_props):
+            ir.serde.deserialize_value_info_proto(info, value)
+            continue
+        key = info.type.SerializeToString()
+        if key not in cache:
+            cache[key] = (
+                ir.serde.deserialize_type_proto_for_type(info.type),
+                ir.serde.deserialize_type_proto_for_shape(info.type),
+            )
+        value.type, shape = cache[key]
+        value.shape = None if shape is None else shape.copy()
 
 
 def _anchor_after(graph: ir.Graph, node: ir.Node) -> ir.Node:

@@ -166,6 +166,37 @@ def test_only_changing_nodes_go_through_onnx_ir_and_no_anchor_is_left(tmp_path):
     assert full == sparse
 
 
+def test_nodes_a_type_only_step_keeps_stay_protobuf(tmp_path):
+    """ReduceMax 20 → 18 only dropped bool: the float node is kept as it is without onnx_ir,
+    the bool one is rewritten (through uint8), and the result is the full path's."""
+    graph = helper.make_graph(
+        [
+            helper.make_node("ReduceMax", ["x"], ["m"], "float_reduce", keepdims=0),
+            helper.make_node("ReduceMax", ["b"], ["c"], "bool_reduce", keepdims=0),
+        ],
+        "g",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+            helper.make_tensor_value_info("b", TensorProto.BOOL, [2, 3]),
+        ],
+        [
+            helper.make_tensor_value_info("m", TensorProto.FLOAT, []),
+            helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+        ],
+    )
+    path = tmp_path / "mixed.onnx"
+    original = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+    onnx.save(original, path)
+    result = convert_sparse(load_proto(path, infer_shapes=True), 18, str(tmp_path))
+    assert result is not None and result.changed_nodes == 1
+    nodes = result.proto.graph.node
+    assert nodes[0] == original.graph.node[0]
+    assert [n.op_type for n in nodes[1:]] == ["Cast", "ReduceMax", "Cast"]
+    assert [r.node for r in result.rewrites] == ["bool_reduce"]
+    full, sparse = both_paths(path, 18)
+    assert full == sparse
+
+
 @pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
 def test_a_broken_adapter_breaks_both_paths_alike(mutant, tmp_path):
     """With one of the verifier's planted bugs installed (an adapter that changes a type or

@@ -12,7 +12,7 @@ import pytest
 import maxlower
 from maxlower.runtime import bit_equal, run_model
 from passes import ConversionError, ConvertFamilyPass
-from passes.version.registry import ADAPTERS, schema_versions
+from passes.version.registry import ADAPTERS, kept_as_is, schema_versions
 from tests.conformance import family_cases
 
 
@@ -38,6 +38,75 @@ def test_every_neighbouring_version_pair_has_an_adapter_both_ways():
             assert (op, low, high) in ADAPTERS, (op, low, high)
             assert (op, high, low) in ADAPTERS, (op, high, low)
     assert len(ADAPTERS) == 2 * (4 + 5 + 3)
+
+
+TYPE_ONLY_STEPS = [key for key, adapter in ADAPTERS.items() if getattr(adapter, "type_only", 0)]
+
+
+def _data_types(op_type: str, version: int) -> list[str]:
+    schema = onnx.defs.get_schema(op_type, version, "")
+    return sorted(
+        next(c for c in schema.type_constraints if c.type_param_str == "T").allowed_type_strs
+    )
+
+
+def _one_node_model(op_type: str, version: int, type_str: str) -> ir.Model:
+    """One family node at schema version `version` on [2, 3] data of `type_str`."""
+    elem = getattr(onnx.TensorProto, type_str[len("tensor(") : -1].upper())
+    data = onnx.helper.make_tensor_value_info("x", elem, [2, 3])
+    other = onnx.helper.make_tensor_value_info("z", elem, [2, 3])
+    inits, attrs, inputs, out_elem = [], {}, ["x"], elem
+    if op_type == "Max":
+        inputs.append("z")
+    elif op_type == "ArgMax":
+        attrs, out_elem = {"axis": 1}, onnx.TensorProto.INT64
+    elif version >= 18:
+        inits, inputs = (
+            [onnx.numpy_helper.from_array(np.array([1], np.int64), "axes")],
+            ["x", "axes"],
+        )
+    else:
+        attrs = {"axes": [1]}
+    node = onnx.helper.make_node(op_type, inputs, ["y"], name="n", **attrs)
+    graph = onnx.helper.make_graph(
+        [node],
+        "g",
+        [data, other] if op_type == "Max" else [data],
+        [onnx.helper.make_tensor_value_info("y", out_elem, None)],
+        inits,
+    )
+    return ir.serde.deserialize_model(
+        onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", version)])
+    )
+
+
+@pytest.mark.parametrize("step", TYPE_ONLY_STEPS, ids=lambda k: f"{k[0]}-{k[1]}-{k[2]}")
+def test_a_type_only_step_keeps_every_node_whose_types_it_admits(step):
+    """The sparse command-line path leaves the nodes `kept_as_is` admits in protobuf; this
+    is the claim it relies on, checked on every type the source schema admits: where
+    `kept_as_is` says yes, ConvertFamilyPass leaves the node as it was."""
+    op_type, source, target = step
+    assert len(TYPE_ONLY_STEPS) >= 12  # unchanged steps, bfloat16, bool, int8/uint8, integers
+    verdicts = {}
+    for type_str in _data_types(op_type, source):
+        model = _one_node_model(op_type, source, type_str)
+        (node,) = model.graph
+        types = [
+            type_str if i < (2 if op_type == "Max" else 1) else "tensor(int64)"
+            for i in range(len(node.inputs))
+        ]
+        outputs = ["tensor(int64)" if op_type == "ArgMax" else type_str]
+        verdicts[type_str] = kept_as_is(op_type, source, target, types, outputs)
+        if not verdicts[type_str]:
+            continue
+        before = ir.serde.serialize_node(node).SerializeToString()
+        pass_ = ConvertFamilyPass(target)
+        pass_(model)
+        assert pass_.rewrites == [], (step, type_str)
+        assert [ir.serde.serialize_node(n).SerializeToString() for n in model.graph] == [before]
+    # kept exactly when the destination schema admits the type (the step only added types)
+    dropped = set(_data_types(op_type, source)) - set(_data_types(op_type, target))
+    assert {t for t, kept in verdicts.items() if not kept} == dropped
 
 
 SUBGRAPH_MODEL = """

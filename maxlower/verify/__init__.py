@@ -8,7 +8,17 @@ else onnx.reference), `compare` compares two arrays, `report` holds the result, 
 holds the `maxlower verify` command and the `--verify` options of the rewriting commands.
 """
 
-from maxlower.verify.core import verify
+import importlib
+
 from maxlower.verify.report import VerifyReport
+
+
+def __getattr__(name: str):
+    # `core` (onnxruntime, onnx.reference) loads on first use: the rewriting commands import
+    # `maxlower.verify.cli` for their --verify options, and most runs never verify.
+    if name == "verify":
+        return importlib.import_module("maxlower.verify.core").verify
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["VerifyReport", "verify"]

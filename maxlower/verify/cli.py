@@ -24,7 +24,6 @@ import click
 import onnx
 import onnx_ir as ir
 
-from maxlower.verify.core import _as_proto, verify
 from maxlower.verify.report import DIFFERENT, EQUIVALENT, VerifyReport
 
 EXIT_EQUIVALENT, EXIT_DIFFERENT, EXIT_INVALID = 0, 1, 2
@@ -66,6 +65,8 @@ class Verification:
 
     def run(self, reference, candidate) -> VerifyReport:
         """Verify, keep the report, write --json if asked."""
+        from maxlower.verify.core import verify  # onnxruntime: only when verifying
+
         self.report = verify(
             reference,
             candidate,
@@ -85,6 +86,8 @@ class Verification:
     def remember(self, model: ir.Model) -> None:
         """Keep the model as it is before rewriting (only with --verify)."""
         if self.enabled:
+            from maxlower.verify.core import _as_proto
+
             self.original = _as_proto(model, "original")
 
     def allows_writing(self, candidate: ir.Model, output_path: pathlib.Path | None) -> bool:

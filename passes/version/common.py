@@ -10,11 +10,23 @@ from passes.builder import Builder
 from passes.graph_utils import replace_node, require_rank
 
 
+def type_only(adapter: Callable) -> Callable:
+    """Mark an adapter for a step that only changed the op's type constraints: it leaves a
+    node as it is whenever every input and output type of the node is one the destination
+    schema admits. The command line's sparse path leaves such nodes in protobuf
+    (maxlower/sparse.py); tests/test_round_trips_and_scopes.py checks the claim for every
+    marked step and every admitted type."""
+    adapter.type_only = True
+    return adapter
+
+
+@type_only
 def unchanged(node: ir.Node, b: Builder) -> None:
     """The neighbouring version accepts the node as it is (the step only widened the op)."""
     return None
 
 
+@type_only
 def refuse_bfloat16(node: ir.Node, b: Builder) -> None:
     """Below opset 13 no op, Cast included, accepts bfloat16, so there is no exact form."""
     if any(v is not None and v.dtype == ir.DataType.BFLOAT16 for v in node.inputs):

@@ -114,6 +114,7 @@ def _tile_dynamic(node: ir.Node, b: Builder, padded: list[ir.Value]) -> list[ir.
     return out
 
 
+@common.type_only
 def integers_to_exact_form(node: ir.Node, b: Builder) -> str | None:
     """Max-8 is float-only: widen small integers exactly; compare 64-bit ones exactly."""
     dtype = common.require_known_dtype(node, b, "Max below opset 12 is rewritten for integers")

@@ -32,6 +32,7 @@ from passes.version import common
 DT = ir.DataType
 
 
+@common.type_only
 def bool_through_uint8(node: ir.Node, b: Builder) -> str | None:
     why = "ReduceMax below opset 20 is rewritten for bool"
     if common.require_known_dtype(node, b, why) != DT.BOOL:
@@ -40,6 +41,7 @@ def bool_through_uint8(node: ir.Node, b: Builder) -> str | None:
     return "bool ReduceMax computed in uint8 (empty set stays False)"
 
 
+@common.type_only
 def small_ints_through_float(node: ir.Node, b: Builder) -> str | None:
     dtype = common.require_known_dtype(node, b, "ReduceMax below 12 is rewritten for int8/uint8")
     if dtype not in (DT.INT8, DT.UINT8):

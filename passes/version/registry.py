@@ -49,3 +49,44 @@ def version_path(op_type: str, source: int, target: int) -> list[tuple[int, int]
     if i <= j:
         return [(versions[k], versions[k + 1]) for k in range(i, j)]
     return [(versions[k], versions[k - 1]) for k in range(i, j, -1)]
+
+
+@functools.cache
+def _admitted_types(op_type: str, version: int) -> tuple[list[set[str]], list[set[str]]]:
+    """Per formal input and output of the schema: the type strings it admits."""
+    schema = onnx.defs.get_schema(op_type, version, "")
+    constraints = {c.type_param_str: set(c.allowed_type_strs) for c in schema.type_constraints}
+
+    def admitted(params) -> list[set[str]]:
+        return [constraints.get(p.type_str, {p.type_str}) for p in params]
+
+    return admitted(schema.inputs), admitted(schema.outputs)
+
+
+def _admits(op_type: str, version: int, inputs: list[str | None], outputs: list[str]) -> bool:
+    formal_inputs, formal_outputs = _admitted_types(op_type, version)
+
+    def fits(formals: list[set[str]], actual: list[str | None]) -> bool:
+        if not formals:
+            return not actual
+        # variadic last parameter (Max's data_0) admits what it admits for every extra value
+        return all(
+            t is None or t in formals[min(i, len(formals) - 1)] for i, t in enumerate(actual)
+        )
+
+    return fits(formal_inputs, inputs) and fits(formal_outputs, outputs)
+
+
+def kept_as_is(
+    op_type: str, source: int, target: int, inputs: list[str | None], outputs: list[str]
+) -> bool:
+    """Whether converting a family node of schema version `source` to `target` leaves it as
+    it is, judged from its types alone: every step's adapter is type-only (see
+    common.type_only) and every step's destination schema admits the node's input and
+    output types, given as type strings ('tensor(float)'; None for an omitted input)."""
+    steps = version_path(op_type, source, target)
+    return all(
+        getattr(ADAPTERS[op_type, a, b], "type_only", False)
+        and _admits(op_type, b, inputs, outputs)
+        for a, b in steps
+    )
