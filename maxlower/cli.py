@@ -270,12 +270,11 @@ def convert(
         if profile is None and not verification.enabled:
             # Only the nodes whose schema changes go through onnx_ir (maxlower.sparse).
             with progress.stage(f"converting to opset {opset}"):
-                original_nodes = _family_node_order_of_proto(proto)
                 sparse = convert_sparse(
                     proto, opset, str(input_path.parent), expand_functions=expand_functions
                 )
         if sparse is not None:
-            rewrites = in_graph_order(sparse.rewrites, original_nodes)
+            rewrites = sparse.rewrites  # in graph order already
             lowerings, model = [], None
             checked = check_proto_result(sparse.proto, input_path.parent, progress)
         else:
@@ -575,25 +574,6 @@ def _verifying(progress: Progress, verification: Verification):
     if not verification.enabled:
         return contextlib.nullcontext()
     return progress.stage("verifying: both models on seeded trials", prints=True)
-
-
-def _family_node_order_of_proto(proto) -> list[FamilyNode]:
-    """`_family_node_order` for a model without functions or subgraphs, from its protobuf
-    (what maxlower.sparse converts)."""
-    return [
-        FamilyNode(
-            container="main graph",
-            where="main graph",
-            node=node.name or f"<unnamed {node.op_type}>",
-            op_type=node.op_type,
-            opset=None,
-            version=None,
-            inputs=(),
-            attributes=(),
-        )
-        for node in proto.graph.node
-        if node.domain in ("", "ai.onnx") and node.op_type in FAMILY
-    ]
 
 
 def _family_node_order(model) -> list[FamilyNode]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 
+import onnx
 import onnx_ir as ir
 
 from maxlower.api import convert_ir_model
@@ -143,3 +144,22 @@ def _attribute_value(attr: ir.Attr) -> str:
     if attr.type == ir.AttributeType.STRING:
         return repr(attr.as_string())
     return str(attr.value)
+
+
+def family_nodes_of_graph_proto(graph: onnx.GraphProto) -> list[FamilyNode]:
+    """The main graph's family nodes as `in_graph_order` needs them (where and which), from
+    a graph without subgraphs (what maxlower.sparse converts)."""
+    return [
+        FamilyNode(
+            container="main graph",
+            where="main graph",
+            node=node.name or f"<unnamed {node.op_type}>",
+            op_type=node.op_type,
+            opset=None,
+            version=None,
+            inputs=(),
+            attributes=(),
+        )
+        for node in graph.node
+        if node.domain in ("", "ai.onnx") and node.op_type in FAMILY
+    ]

@@ -226,15 +226,16 @@ def check_and_infer(
     inference then sees their values as it would if they were in the protobuf.
     """
     light, restore = _light_model(proto, base_dirs)
-    onnx.checker.check_model(light)
+    serialized = light.SerializeToString()  # once: both C++ calls take the bytes
+    onnx.checker.check_model(serialized)
     try:
         inferred = onnx.shape_inference.infer_shapes(
-            light, check_type=True, strict_mode=True, data_prop=DATA_PROPAGATION
+            serialized, check_type=True, strict_mode=True, data_prop=DATA_PROPAGATION
         )
     except _CHECK_ERRORS:
-        onnx.checker.check_model(light, full_check=True)  # raises if the model is invalid
+        onnx.checker.check_model(serialized, full_check=True)  # raises if the model is invalid
         inferred = onnx.shape_inference.infer_shapes(
-            light, check_type=True, strict_mode=False, data_prop=DATA_PROPAGATION
+            serialized, check_type=True, strict_mode=False, data_prop=DATA_PROPAGATION
         )
     forget_generated_dim_names_in_proto(inferred)  # unk__0 may name dims of different sizes
     return restore(inferred)

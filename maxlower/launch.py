@@ -52,10 +52,15 @@ def defer_module(name: str) -> None:
     sys.modules[name] = module
 
 
-def main() -> None:
+def prepare() -> None:
+    """What the command does before it imports anything else."""
     # onnx_ir._symbolic_shapes reads sympy.Max when it runs, so it waits too.
     defer_module("onnx_ir._symbolic_shapes")
     defer_module("sympy")
+
+
+def main() -> None:
+    prepare()
     from maxlower.cli import main as cli_main
 
     cli_main()

@@ -42,6 +42,7 @@ import onnx
 import onnx_ir as ir
 
 from maxlower.api import check_target_opset, convert_typed_model
+from maxlower.inspect import family_nodes_of_graph_proto, in_graph_order
 from maxlower.io import subgraphs
 from passes.builder import FAMILY, schema_version
 from passes.version.convert import Rewrite
@@ -54,7 +55,7 @@ _DEFAULT_DOMAINS = ("", "ai.onnx")
 @dataclasses.dataclass
 class SparseConversion:
     proto: onnx.ModelProto  # converted in place; not checked yet
-    rewrites: list[Rewrite]
+    rewrites: list[Rewrite]  # in graph order
     changed_nodes: int  # how many nodes went through onnx_ir
 
 
@@ -85,7 +86,11 @@ def convert_sparse(
         value.name: (value, value.type, value.shape) for node in originals for value in node.outputs
     }
 
-    rewrites = convert_typed_model(model, opset, expand_functions=expand_functions)
+    # Only the small model's nodes can be rewritten, and it holds them in graph order.
+    rewrites = in_graph_order(
+        convert_typed_model(model, opset, expand_functions=expand_functions),
+        family_nodes_of_graph_proto(partial.graph),
+    )
 
     groups = _groups(model.graph, anchors)
     if groups is None or not _boundary_kept(model, boundary):
@@ -115,34 +120,38 @@ def _changing_nodes(
     nodes that conversion keeps as they are (a step that only added types, such as
     ReduceMax 20 → 18 on float data): those stay protobuf, untouched."""
     differs: dict[str, bool] = {}
-    types: dict[str, int] | None = None
-    changing = set()
+    changing, judged_by_types = set(), []
     for i, node in enumerate(nodes):
-        if node.domain not in _DEFAULT_DOMAINS:
+        domain = node.domain
+        if domain not in _DEFAULT_DOMAINS:
             continue
         op_type = node.op_type
         if op_type not in differs:
             differs[op_type] = schema_version(op_type, source) != schema_version(op_type, target)
         if not differs[op_type]:
             continue
-        if node.domain == "" and _type_only_path(op_type, source, target):
-            types = _elem_types(graph) if types is None else types
-            key = (
-                tuple(types.get(name, 0) if name else None for name in node.input),
-                tuple(types.get(name, 0) for name in node.output),
-            )
-            if _kept_as_is(op_type, source, target, *key):
-                continue
-        changing.add(i)
+        if domain == "" and _type_only_path(op_type, source, target):
+            judged_by_types.append(i)
+        else:
+            changing.add(i)
+    if judged_by_types:
+        # The model passed the full check, so a family node's output types follow from its
+        # input types (T): the inputs' are enough.
+        types = _elem_types(graph, {n for i in judged_by_types for n in nodes[i].input})
+        for i in judged_by_types:
+            node = nodes[i]
+            key = tuple(types.get(name, 0) if name else None for name in node.input)
+            if not _kept_as_is(node.op_type, source, target, key):
+                changing.add(i)
     return changing
 
 
-def _elem_types(graph: onnx.GraphProto) -> dict[str, int]:
-    """{value name: element type} for the values whose element type the graph states."""
-    types = {t.name: t.data_type for t in graph.initializer}
-    for info in [*graph.value_info, *graph.input, *graph.output]:
-        if info.type.HasField("tensor_type"):
-            types[info.name] = info.type.tensor_type.elem_type
+def _elem_types(graph: onnx.GraphProto, names: set[str]) -> dict[str, int]:
+    """{name: element type} for those of `names` whose element type the graph states."""
+    types = {t.name: t.data_type for t in graph.initializer if t.name in names}
+    for info in [*graph.value_info, *graph.input]:
+        if info.name in names:
+            types[info.name] = info.type.tensor_type.elem_type  # 0 if not a tensor
     return types
 
 
@@ -157,9 +166,10 @@ def _type_only_path(op_type: str, source: int, target: int) -> bool:
 
 
 @functools.cache
-def _kept_as_is(op_type: str, source: int, target: int, inputs: tuple, outputs: tuple) -> bool:
-    """registry.kept_as_is on element types (0: unknown, None: an omitted input), cached:
-    a wide graph has few distinct signatures."""
+def _kept_as_is(op_type: str, source: int, target: int, inputs: tuple) -> bool:
+    """registry.kept_as_is on the input element types (0: unknown, None: an omitted
+    input), with the outputs typed as the schema types them; cached: a wide graph has few
+    distinct signatures."""
 
     def type_string(elem_type: int | None) -> str | None:
         if elem_type is None:
@@ -171,7 +181,7 @@ def _kept_as_is(op_type: str, source: int, target: int, inputs: tuple, outputs: 
         schema_version(op_type, source),
         schema_version(op_type, target),
         [type_string(t) for t in inputs],
-        [type_string(t) for t in outputs],
+        None,
     )
 
 
@@ -181,6 +191,11 @@ def _partial_model(
     """The indices of the nodes the small model holds (the changing ones and the Constant
     nodes that feed them), the small model, and the types its values are to have."""
     graph = proto.graph
+    if not changing:  # nothing goes through onnx_ir: only the opset import changes
+        partial = onnx.ModelProto(ir_version=proto.ir_version)
+        partial.opset_import.extend(proto.opset_import)
+        partial.graph.name = graph.name
+        return [], partial, {}
     producer = {}
     for i, node in enumerate(nodes):
         for name in node.output:

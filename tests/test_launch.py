@@ -9,12 +9,7 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
-DEFER = (
-    "from maxlower.launch import defer_module\n"
-    "defer_module('onnx_ir._symbolic_shapes')\n"
-    "defer_module('sympy')\n"
-    "import sys\n"
-)
+DEFER = "import maxlower.launch\nmaxlower.launch.prepare()\nimport sys\n"
 
 
 def run_python(code: str) -> subprocess.CompletedProcess:

@@ -63,7 +63,9 @@ def _admitted_types(op_type: str, version: int) -> tuple[list[set[str]], list[se
     return admitted(schema.inputs), admitted(schema.outputs)
 
 
-def _admits(op_type: str, version: int, inputs: list[str | None], outputs: list[str]) -> bool:
+def _admits(
+    op_type: str, version: int, inputs: list[str | None], outputs: list[str] | None
+) -> bool:
     formal_inputs, formal_outputs = _admitted_types(op_type, version)
 
     def fits(formals: list[set[str]], actual: list[str | None]) -> bool:
@@ -74,16 +76,17 @@ def _admits(op_type: str, version: int, inputs: list[str | None], outputs: list[
             t is None or t in formals[min(i, len(formals) - 1)] for i, t in enumerate(actual)
         )
 
-    return fits(formal_inputs, inputs) and fits(formal_outputs, outputs)
+    return fits(formal_inputs, inputs) and (outputs is None or fits(formal_outputs, outputs))
 
 
 def kept_as_is(
-    op_type: str, source: int, target: int, inputs: list[str | None], outputs: list[str]
+    op_type: str, source: int, target: int, inputs: list[str | None], outputs: list[str] | None
 ) -> bool:
     """Whether converting a family node of schema version `source` to `target` leaves it as
     it is, judged from its types alone: every step's adapter is type-only (see
     common.type_only) and every step's destination schema admits the node's input and
-    output types, given as type strings ('tensor(float)'; None for an omitted input)."""
+    output types, given as type strings ('tensor(float)'; None for an omitted input).
+    `outputs` may be None for a checked node, whose output types follow from its inputs'."""
     steps = version_path(op_type, source, target)
     return all(
         getattr(ADAPTERS[op_type, a, b], "type_only", False)
