@@ -46,11 +46,9 @@ import json
 import logging
 import multiprocessing
 import os
-import platform
 import re
 import shlex
 import signal
-import subprocess
 import sys
 import time
 import warnings
@@ -69,8 +67,8 @@ import onnxscript.version_converter
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
-
 import maxlower  # noqa: E402
+from benchmarks.report import machine, versions, write_section  # noqa: E402
 from maxlower.runtime import bit_equal, run_model  # noqa: E402
 from tests.conformance import family_cases  # noqa: E402
 
@@ -465,46 +463,6 @@ def non_ok_listing(results: Iterable[PairResult], converter: str, limit: int | N
     return lines
 
 
-def machine() -> str:
-    memory = "unknown RAM"
-    with contextlib.suppress(OSError, ValueError, IndexError):
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                memory = f"{int(line.split()[1]) / 2**20:.1f} GiB RAM"
-    cpu = platform.processor() or platform.machine()
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    return f"{os.cpu_count()} cores ({cpu}), {memory}, {platform.system()} {platform.release()}"
-
-
-def git_revision() -> str:
-    try:
-        return subprocess.run(
-            ["git", "describe", "--always", "--dirty"],
-            cwd=REPO_ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
-def versions() -> dict[str, str]:
-    return {
-        "python": platform.python_version(),
-        "onnx": onnx.__version__,
-        "onnxruntime": onnxruntime.__version__,
-        "onnxscript": onnxscript.__version__,
-        "onnx_ir": ir.__version__,
-        "numpy": np.__version__,
-        "maxlower": f"{maxlower.__version__} (git {git_revision()})",
-    }
-
-
 def section(
     meta: dict,
     results: list[PairResult],
@@ -601,19 +559,6 @@ def section(
             ]
     lines.append(END_MARKER)
     return "\n".join(lines) + "\n"
-
-
-def write_section(path: Path, text: str) -> None:
-    """Replace the text between the markers (markers included), or append it; other
-    sections of the file are kept."""
-    old = path.read_text() if path.exists() else "# Benchmark results\n"
-    start, end = old.find(START_MARKER), old.find(END_MARKER)
-    if start != -1 and end > start:
-        new = old[:start] + text.rstrip("\n") + old[end + len(END_MARKER) :]
-    else:
-        new = old.rstrip("\n") + "\n\n" + text
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(new if new.endswith("\n") else new + "\n")
 
 
 # --- command line -------------------------------------------------------------------------------
@@ -731,7 +676,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if block.startswith(("Opsets", "maxlower")):
             print("### " + block.replace(END_MARKER, "").rstrip() + "\n")
     if not args.no_results:
-        write_section(args.results, text)
+        write_section(args.results, text, START_MARKER, END_MARKER)
         print(f"wrote {args.results}", file=sys.stderr)
     if args.json:
         lo, hi = ISSUE_RANGE

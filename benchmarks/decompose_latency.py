@@ -33,10 +33,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
-import os
-import platform
 import statistics
-import subprocess
 import sys
 import time
 import warnings
@@ -51,7 +48,7 @@ from onnx import TensorProto, helper
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-
+from benchmarks.report import machine, versions_text, write_section  # noqa: E402
 from maxlower.lower import lower  # noqa: E402
 from passes.decompose import BY_NAME  # noqa: E402
 from passes.legalize import apply_decomposition  # noqa: E402
@@ -474,32 +471,6 @@ def weights(runs: int) -> None:
         print(f"{name:10s} {seconds * 1e6:9.1f} µs  weight {seconds / results['Add']:.2f}")
 
 
-def machine() -> str:
-    cores = os.cpu_count()
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cores} cores ({cpu}), {platform.system()} {platform.release()}"
-
-
-def git_revision() -> str:
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 METHOD = (
     "- Method: one node on [64, 4096] inputs at opset {opset} (reductions over the last axis, "
     "keepdims 0), and the same node with one decomposition applied (family nodes it emits "
@@ -520,10 +491,6 @@ def section(
     latency: list[str], loadability: list[str], runs: int, seconds: float, command: str
 ) -> str:
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    versions = (
-        f"python {platform.python_version()}, onnx {onnx.__version__}, onnxruntime "
-        f"{ort.__version__}, numpy {np.__version__}, maxlower git {git_revision()}"
-    )
     lines = [
         START_MARKER,
         "## Decompositions against the native op, in onnxruntime",
@@ -531,7 +498,7 @@ def section(
         "Written by `benchmarks/decompose_latency.py`; rerun it rather than editing this section.",
         "",
         f"- Date: {now}; machine: {machine()}",
-        f"- Versions: {versions}",
+        f"- Versions: {versions_text()}",
         f"- Command: `{command}` ({seconds:.0f} s wall clock)",
         METHOD.format(opset=OPSET, runs=runs),
         TARGETS_TEXT,
@@ -544,17 +511,6 @@ def section(
         END_MARKER,
     ]
     return "\n".join(lines) + "\n"
-
-
-def write_section(path: Path, text: str) -> None:
-    """Replace the text between the markers (markers included), or append it."""
-    old = path.read_text() if path.exists() else "# Benchmark results\n"
-    start, end = old.find(START_MARKER), old.find(END_MARKER)
-    if start != -1 and end > start:
-        new = old[:start] + text.rstrip("\n") + old[end + len(END_MARKER) :]
-    else:
-        new = old.rstrip("\n") + "\n\n" + text
-    path.write_text(new if new.endswith("\n") else new + "\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -585,7 +541,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = "python benchmarks/decompose_latency.py" + (" " + " ".join(argv or sys.argv[1:]))
     text = section(latency, loadability, runs, time.monotonic() - started, command.strip())
     if not args.no_results:
-        write_section(args.results, text)
+        write_section(args.results, text, START_MARKER, END_MARKER)
         print(f"wrote {args.results}")
     return 0
 

@@ -34,7 +34,6 @@ import collections
 import concurrent.futures
 import datetime
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -44,13 +43,12 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 from onnx import TensorProto, helper
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # tests.mutants and tests.conformance
-
 import maxlower  # noqa: E402
+from benchmarks.report import machine, versions_text, write_section  # noqa: E402
 from maxlower.verify.runner import _session  # noqa: E402  (the verifier's own options)
 
 LOAD_AT_START = os.getloadavg()[0]
@@ -212,9 +210,8 @@ def render(cost: dict, judged: dict | None, command: str) -> str:
         "Written by `benchmarks/verify_cost.py`; rerun it rather than editing this section.",
         "",
         f"- Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
-        f"- Machine: {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
-        f"python {platform.python_version()}, onnxruntime {ort.__version__}, "
-        f"onnx {onnx.__version__}, maxlower {maxlower.__version__} (git {_git_head()})",
+        f"- Machine: {machine()}",
+        f"- Versions: {versions_text()}",
         f"- Load average (1 min) when the run started: {LOAD_AT_START:.2f} (the machine is "
         "shared: timings vary between runs; ratios are measured within one run)",
         f"- Command: `{command}`",
@@ -274,29 +271,6 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
-def _git_head() -> str:
-    """The commit, and whether the working tree (which ran) differs from it."""
-
-    def git(*args: str) -> str:
-        return subprocess.run(
-            ["git", *args], cwd=ROOT, capture_output=True, text=True, check=False
-        ).stdout.strip()
-
-    head = git("rev-parse", "--short", "HEAD") or "unknown"
-    return head + (" with uncommitted changes" if git("status", "--porcelain", "-uno") else "")
-
-
-def write_section(path: Path, text: str) -> None:
-    """Replace this script's section (markers included) or append it; keep the others."""
-    old = path.read_text() if path.exists() else "# Benchmark results\n"
-    start, end = old.find(START_MARKER), old.find(END_MARKER)
-    if start != -1 and end > start:
-        new = old[:start] + text.rstrip("\n") + old[end + len(END_MARKER) :]
-    else:
-        new = old.rstrip("\n") + "\n\n" + text
-    path.write_text(new if new.endswith("\n") else new + "\n")
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=7, help="rounds of the cost measurement")
@@ -320,7 +294,7 @@ def main(argv: list[str] | None = None) -> None:
     ]  # where it wrote is not how
     command = " ".join(["python benchmarks/verify_cost.py", *shown])
     text = render(cost, judged, command)
-    write_section(args.results, text)
+    write_section(args.results, text, START_MARKER, END_MARKER)
     print(text)
 
 

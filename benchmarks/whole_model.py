@@ -33,11 +33,9 @@ import onnx.version_converter
 import onnx_ir as ir
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO_ROOT), str(REPO_ROOT / "benchmarks")]  # tests.fixtures, its sibling
-
-from conformance_matrix import machine, versions  # noqa: E402
-
+sys.path.insert(0, str(REPO_ROOT))  # tests.fixtures, benchmarks.report
 import maxlower  # noqa: E402
+from benchmarks.report import machine, versions, write_section  # noqa: E402
 from passes.function_types import InferFunctionTypesPass  # noqa: E402
 from passes.graph_utils import infer_shapes  # noqa: E402
 from passes.version.expand_ops import ExpandOpsPass  # noqa: E402
@@ -227,16 +225,6 @@ def section(pairs: list[Pair], command: str, seconds: float) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_section(path: Path, text: str) -> None:
-    old = path.read_text() if path.exists() else "# Benchmark results\n"
-    start, end = old.find(START_MARKER), old.find(END_MARKER)
-    if start != -1 and end > start:
-        new = old[:start] + text.rstrip("\n") + old[end + len(END_MARKER) :]
-    else:
-        new = old.rstrip("\n") + "\n\n" + text
-    path.write_text(new if new.endswith("\n") else new + "\n")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fixture", default="", help="only fixtures whose name has this")
@@ -252,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.no_results:
         print(text)
     else:
-        write_section(args.results, text)
+        write_section(args.results, text, START_MARKER, END_MARKER)
         print(f"wrote the whole-model section of {args.results}")
     failed = [p for p in pairs if p.converter == "maxlower" and not p.category.startswith("ok")]
     return 1 if failed else 0

@@ -13,6 +13,8 @@ from pathlib import Path
 import onnx
 import pytest
 
+from benchmarks.report import write_section
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "conformance_matrix.py"
 
@@ -70,13 +72,16 @@ def test_quick_run_writes_its_section_and_maxlower_is_exact(tmp_path, matrix):
     assert {r["category"] for r in data["results"]} <= set(matrix.CATEGORIES)
 
 
-def test_write_section_appends_then_replaces(tmp_path, matrix):
+def test_write_section_appends_then_replaces_only_its_own(tmp_path, matrix):
+    """benchmarks/report.py's writer, which every benchmark script uses for its section."""
     path = tmp_path / "RESULTS.md"
-    path.write_text("# Results\n\nother\n")
-    matrix.write_section(path, f"{matrix.START_MARKER}\none\n{matrix.END_MARKER}\n")
-    matrix.write_section(path, f"{matrix.START_MARKER}\ntwo\n{matrix.END_MARKER}\n")
+    path.write_text("# Results\n\nother\n\n<!-- x:start -->\nkept\n<!-- x:end -->\n")
+    markers = (matrix.START_MARKER, matrix.END_MARKER)
+    write_section(path, f"{markers[0]}\none\n{markers[1]}\n", *markers)
+    write_section(path, f"{markers[0]}\ntwo\n{markers[1]}\n", *markers)
     assert path.read_text() == (
-        f"# Results\n\nother\n\n{matrix.START_MARKER}\ntwo\n{matrix.END_MARKER}\n"
+        "# Results\n\nother\n\n<!-- x:start -->\nkept\n<!-- x:end -->\n\n"
+        f"{markers[0]}\ntwo\n{markers[1]}\n"
     )
 
 
