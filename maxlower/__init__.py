@@ -1,6 +1,7 @@
 """maxlower: exact opset conversion and lowering of ONNX Max, ReduceMax and ArgMax."""
 
 import importlib
+import importlib.util
 import sys
 import types
 
@@ -24,7 +25,10 @@ _LAZY = {
 
 def __getattr__(name: str):
     if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        # `import maxlower; maxlower.api.convert_ir_model(...)`: a submodule, on first use
+        if importlib.util.find_spec(f"{__name__}.{name}") is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        return importlib.import_module(f"{__name__}.{name}")
     value = getattr(importlib.import_module(_LAZY[name]), name)
     globals()[name] = value
     return value

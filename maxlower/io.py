@@ -38,7 +38,8 @@ from google.protobuf.message import DecodeError
 from maxlower.api import InvalidModelError
 from maxlower.safety import check_model_data, deferred_interrupts, describe_invalid
 from passes.graph_utils import (
-    DATA_PROPAGATION,
+    SHAPE_SOURCES,
+    data_propagation_affordable,
     forget_generated_dim_names_in_proto,
     subgraphs,
 )
@@ -135,8 +136,8 @@ def load_model(
     (with `check`) not a valid model by `onnx.checker` with full_check.
 
     With `infer_shapes` (which needs `check`), values carry the element types and shapes
-    ONNX shape inference gives, as `onnx_ir.passes.common.ShapeInferencePass(strict_mode=
-    False)` would set them. External data is neither read nor copied.
+    ONNX shape inference gives, as `passes.graph_utils.infer_shapes` sets them (data
+    propagation where affordable). External data is neither read nor copied.
     """
     path = pathlib.Path(path)
     proto = load_proto(path, check=check, infer_shapes=infer_shapes, progress=progress)
@@ -216,8 +217,8 @@ def check_and_infer(
 
     A full check is the structural check plus strict shape inference, so the structural
     check plus strict inference does both jobs in one inference; only if that inference
-    fails is the plain full check consulted for the verdict. (Without data propagation:
-    see passes.graph_utils.DATA_PROPAGATION.)
+    fails is the plain full check consulted for the verdict. Data propagation refines the
+    types afterwards where it is affordable (see passes.graph_utils.DATA_PROPAGATION_BUDGET).
 
     Main-graph initializers over 1000 bytes, and external ones, reach the C++ code as
     typed graph inputs, as onnx_ir's CheckerPass passes them, so weights are never read or
@@ -226,19 +227,58 @@ def check_and_infer(
     inference then sees their values as it would if they were in the protobuf.
     """
     light, restore = _light_model(proto, base_dirs)
-    serialized = light.SerializeToString()  # once: both C++ calls take the bytes
+    serialized = light.SerializeToString()  # once: the C++ calls take the bytes
     onnx.checker.check_model(serialized)
     try:
         inferred = onnx.shape_inference.infer_shapes(
-            serialized, check_type=True, strict_mode=True, data_prop=DATA_PROPAGATION
+            serialized, check_type=True, strict_mode=True, data_prop=False
         )
     except _CHECK_ERRORS:
         onnx.checker.check_model(serialized, full_check=True)  # raises if the model is invalid
         inferred = onnx.shape_inference.infer_shapes(
-            serialized, check_type=True, strict_mode=False, data_prop=DATA_PROPAGATION
+            serialized, check_type=True, strict_mode=False, data_prop=False
+        )
+    if _computes_shapes(inferred, serialized) and data_propagation_affordable(
+        _proto_shapes(inferred)
+    ):
+        inferred = onnx.shape_inference.infer_shapes(
+            serialized, check_type=True, strict_mode=False, data_prop=True
         )
     forget_generated_dim_names_in_proto(inferred)  # unk__0 may name dims of different sizes
     return restore(inferred)
+
+
+def _graph_protos(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
+    """`graph` and every subgraph inside it."""
+    yield graph
+    for subgraph in subgraphs(graph):
+        yield from _graph_protos(subgraph)
+
+
+def _computes_shapes(model: onnx.ModelProto, serialized: bytes) -> bool:
+    """Whether a graph or function of `model` has a Shape or Size node (the op names'
+    bytes are looked for first: most models without one are told apart at once)."""
+    if not any(name.encode() in serialized for name in SHAPE_SOURCES):
+        return False
+    nodes = [n for g in _graph_protos(model.graph) for n in g.node]
+    nodes += [n for f in model.functions for n in f.node]
+    return any(n.op_type in SHAPE_SOURCES and n.domain in ("", "ai.onnx") for n in nodes)
+
+
+def _proto_shapes(model: onnx.ModelProto) -> Iterator[tuple[int | None, ...] | None]:
+    """The static shapes `model` states for its values, in every graph and function
+    (None: no shape)."""
+    infos = [v for f in model.functions for v in f.value_info]
+    for graph in _graph_protos(model.graph):
+        for tensor in graph.initializer:
+            yield tuple(tensor.dims)
+        infos += [*graph.input, *graph.value_info, *graph.output]
+    for info in infos:
+        tensor_type = info.type.tensor_type
+        if not tensor_type.HasField("shape"):
+            yield None
+            continue
+        yield tuple(d.dim_value if d.HasField("dim_value") else None for d in tensor_type.shape.dim)
 
 
 def _light_model(

@@ -14,6 +14,8 @@ import importlib.util
 import sys
 import types
 
+_DEFERRED: list[str] = []  # the names defer_module registered
+
 
 class _DeferredModule(types.ModuleType):
     """A module whose code runs on first use of an attribute it does not have yet.
@@ -23,7 +25,11 @@ class _DeferredModule(types.ModuleType):
 
     def __getattr__(self, name: str):
         self.__class__ = types.ModuleType
-        self.__spec__.loader.exec_module(self)
+        try:
+            self.__spec__.loader.exec_module(self)
+        except BaseException:
+            sys.modules.pop(self.__name__, None)  # as a failed import leaves it: not there
+            raise
         return getattr(self, name)
 
 
@@ -50,6 +56,7 @@ def defer_module(name: str) -> None:
     module = importlib.util.module_from_spec(spec)
     module.__class__ = _DeferredModule
     sys.modules[name] = module
+    _DEFERRED.append(name)
 
 
 def prepare() -> None:
@@ -59,8 +66,21 @@ def prepare() -> None:
     defer_module("sympy")
 
 
+def bind_deferred_submodules() -> None:
+    """Make each deferred submodule an attribute of its package, once the package is
+    imported, as an import would have (`from onnx_ir import _symbolic_shapes` finds it in
+    sys.modules; `onnx_ir._symbolic_shapes` needs the attribute)."""
+    for name in _DEFERRED:
+        parent, _, child = name.rpartition(".")
+        package, module = sys.modules.get(parent), sys.modules.get(name)
+        if package is not None and module is not None and not hasattr(package, child):
+            setattr(package, child, module)
+
+
 def main() -> None:
     prepare()
     from maxlower.cli import main as cli_main
+
+    bind_deferred_submodules()
 
     cli_main()

@@ -28,15 +28,15 @@ inference, so that the passes see what they would see in the full graph:
 Models with model-local functions or subgraphs (If, Loop, Scan) take the full path, as
 does a conversion whose passes change the small model's boundary (a value outside read
 under a name that is gone): `convert_sparse` returns None and nothing has been changed.
-tests/test_sparse.py checks, on every fixture and conformance case, that the result is
+tests/test_io_sparse.py checks, on every fixture and conformance case, that the result is
 the full path's: the same nodes in the same order, the same initializers, value types
 and opset imports.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
-import functools
 
 import onnx
 import onnx_ir as ir
@@ -120,6 +120,7 @@ def _changing_nodes(
     nodes that conversion keeps as they are (a step that only added types, such as
     ReduceMax 20 → 18 on float data): those stay protobuf, untouched."""
     differs: dict[str, bool] = {}
+    type_only: dict[str, bool] = {}
     changing, judged_by_types = set(), []
     for i, node in enumerate(nodes):
         domain = node.domain
@@ -130,7 +131,9 @@ def _changing_nodes(
             differs[op_type] = schema_version(op_type, source) != schema_version(op_type, target)
         if not differs[op_type]:
             continue
-        if domain == "" and _type_only_path(op_type, source, target):
+        if op_type not in type_only:
+            type_only[op_type] = _type_only_path(op_type, source, target)
+        if domain == "" and type_only[op_type]:
             judged_by_types.append(i)
         else:
             changing.add(i)
@@ -138,10 +141,13 @@ def _changing_nodes(
         # The model passed the full check, so a family node's output types follow from its
         # input types (T): the inputs' are enough.
         types = _elem_types(graph, {n for i in judged_by_types for n in nodes[i].input})
+        kept: dict[tuple, bool] = {}  # a wide graph has few distinct signatures
         for i in judged_by_types:
             node = nodes[i]
-            key = tuple(types.get(name, 0) if name else None for name in node.input)
-            if not _kept_as_is(node.op_type, source, target, key):
+            key = (node.op_type, tuple(types.get(n, 0) if n else None for n in node.input))
+            if key not in kept:
+                kept[key] = _kept_as_is(node.op_type, source, target, key[1])
+            if not kept[key]:
                 changing.add(i)
     return changing
 
@@ -155,7 +161,6 @@ def _elem_types(graph: onnx.GraphProto, names: set[str]) -> dict[str, int]:
     return types
 
 
-@functools.cache
 def _type_only_path(op_type: str, source: int, target: int) -> bool:
     """Whether every step from source to target is type-only (common.type_only) for a
     family op, so that a node's types can show that conversion keeps it."""
@@ -165,11 +170,9 @@ def _type_only_path(op_type: str, source: int, target: int) -> bool:
     return all(getattr(ADAPTERS[op_type, a, b], "type_only", False) for a, b in steps)
 
 
-@functools.cache
 def _kept_as_is(op_type: str, source: int, target: int, inputs: tuple) -> bool:
     """registry.kept_as_is on the input element types (0: unknown, None: an omitted
-    input), with the outputs typed as the schema types them; cached: a wide graph has few
-    distinct signatures."""
+    input), with the outputs typed as the schema types them."""
 
     def type_string(elem_type: int | None) -> str | None:
         if elem_type is None:
@@ -214,11 +217,7 @@ def _partial_model(
 
     made = {name for i in indices for name in nodes[i].output if name}
     read = [name for i in indices for name in nodes[i].input if name]
-    read_outside = (
-        {name for i, node in enumerate(nodes) if i not in chosen for name in node.input}
-        if chosen
-        else set()
-    )
+    read_outside = {name for i, node in enumerate(nodes) if i not in chosen for name in node.input}
     read_outside.update(v.name for v in graph.output)
     initializers = {t.name: t for t in graph.initializer}
     graph_inputs = {v.name for v in graph.input}
@@ -267,7 +266,11 @@ def _type_values(graph: ir.Graph, typing: dict[str, onnx.ValueInfoProto]) -> Non
                 ir.serde.deserialize_type_proto_for_type(info.type),
                 ir.serde.deserialize_type_proto_for_shape(info.type),
             )
-        value.type, shape = cache[key]
+        type_, shape = cache[key]
+        # Each value its own objects: onnx_ir changes a type in place when a value's dtype
+        # is set, and a shape when it is refined.
+        plain = type(type_) is ir.TensorType and type_.denotation is None
+        value.type = ir.TensorType(type_.dtype) if plain else copy.copy(type_)
         value.shape = None if shape is None else shape.copy()
 
 

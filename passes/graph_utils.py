@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 import onnx
@@ -133,16 +133,44 @@ def remove_if_orphaned(graph: ir.Graph, *values: ir.Value) -> None:
             value.graph.initializers.pop(value.name, None)
 
 
-# onnx's data propagation (shape inference's data_prop) holds about 140 bytes per element
-# of a 1-D value it follows: Gather then Unsqueeze on a float[2^40, 3] input asks for
-# 150 TB (onnx 1.23). It only refines dims computed from Shape; no rewrite here needs it.
-DATA_PROPAGATION = False
+# onnx's data propagation (shape inference with data_prop=True) works out the values of
+# shapes computed from Shape and Size, and so dims that plain inference leaves unknown
+# (Expand(z, Shape(x)) gets x's dims), which decide the forms rewrites can take. In onnx
+# 1.23 it also holds every 1-D value that reaches Gather, Slice, Concat, Cast or
+# Unsqueeze, at about 140 bytes per element: a float[2^40] input asks for 150 TB. So shapes
+# are inferred without it first, then again with it only where it can add something (the
+# model has a Shape or Size node) and the 1-D values inference found hold at most
+# DATA_PROPAGATION_BUDGET elements in all (about 600 MB at worst).
+DATA_PROPAGATION_BUDGET = 1 << 22
+SHAPE_SOURCES = frozenset({"Shape", "Size"})
+
+
+def data_propagation_affordable(shapes: Iterable[Sequence[int | None] | None]) -> bool:
+    """Whether the 1-D values among `shapes` (None: unknown) stay within the budget."""
+    total = 0
+    for shape in shapes:
+        if shape is not None and len(shape) == 1 and isinstance(shape[0], int):
+            total += shape[0]
+            if total > DATA_PROPAGATION_BUDGET:
+                return False
+    return True
 
 
 def infer_shapes(model: ir.Model) -> None:
     """Types and shapes of every value of `model`, in place, from onnx's shape inference
-    (never strict: what it cannot infer stays unknown)."""
-    ShapeInferencePass(strict_mode=False, data_prop=DATA_PROPAGATION)(model)
+    (never strict: what it cannot infer stays unknown), with data propagation where it is
+    affordable (above)."""
+    ShapeInferencePass(strict_mode=False, data_prop=False)(model)
+    graphs = [*model.graphs(), *(f.graph for f in model.functions.values())]
+    if not any(n.op_type in SHAPE_SOURCES and n.domain == "" for g in graphs for n in g):
+        return
+    values = [
+        v
+        for g in graphs
+        for v in [*g.inputs, *g.initializers.values(), *(o for n in g for o in n.outputs)]
+    ]
+    if data_propagation_affordable(None if v.shape is None else tuple(v.shape) for v in values):
+        ShapeInferencePass(strict_mode=False, data_prop=True)(model)
 
 
 def forget_generated_dim_names(model: ir.Model) -> None:

@@ -483,6 +483,14 @@ HUGE_DECLARED_DIMS = {
         " y = ReduceMax <axes = [0], keepdims = 0> (u) }",
         13,
     ),
+    # ...where a Shape node would make data propagation worth running: over budget
+    "gather-unsqueeze-shape": lambda: parse(
+        "g (double[1099511627776, 3] x, int64 i) => (double[1] y, int64[2] s)"
+        " <int64[1] one = {1}> {"
+        " s = Shape (x)  g = Gather <axis = 1> (x, i)  u = Unsqueeze (g, one)"
+        " y = ReduceMax <axes = [0], keepdims = 0> (u) }",
+        13,
+    ),
 }
 
 

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 from onnx import TensorProto, helper, numpy_helper
 
+import maxlower
 from maxlower.api import InvalidModelError, convert_ir_model, convert_typed_model
 from maxlower.cli import cli
 from maxlower.io import (
@@ -24,7 +25,11 @@ from maxlower.io import (
     write_checked,
 )
 from maxlower.runtime import bit_equal, run_model
-from passes.graph_utils import infer_shapes
+from passes.graph_utils import (
+    DATA_PROPAGATION_BUDGET,
+    data_propagation_affordable,
+    infer_shapes,
+)
 from tests.conformance import family_cases
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -372,3 +377,32 @@ def test_external_axes_are_read_for_the_check_and_the_conversion(tmp_path):
     write_checked(check_result(model), tmp_path / "out.onnx")
     onnx.checker.check_model(str(tmp_path / "out.onnx"), full_check=True)
     assert all(map(bit_equal, _outputs(path), _outputs(tmp_path / "out.onnx")))
+
+
+SHAPE_COMPUTED = """<ir_version: 8, opset_import: ["" : 13]>
+g (float[2, 3] x, float[1, 1] z) => (float[2] y) {
+  s = Shape (x)
+  r = Expand (z, s)
+  y = ReduceMax <axes = [1], keepdims = 0> (r)
+}"""
+
+
+def test_dims_computed_from_shape_are_inferred(tmp_path):
+    """Data propagation runs where the model computes shapes and its 1-D values are few:
+    Expand(z, Shape(x)) gets x's dims, so lowering can take the static Slice tree for
+    ReduceMax instead of the Loop that an unknown dim needs."""
+    path = tmp_path / "m.onnx"
+    onnx.save(onnx.parser.parse_model(SHAPE_COMPUTED), path)
+    loaded = load_model(path, infer_shapes=True)
+    expand = next(n for n in loaded.graph if n.op_type == "Expand")
+    assert list(expand.outputs[0].shape) == [2, 3]
+    lowered = maxlower.lower(onnx.load(path), "primitives")
+    assert "Loop" not in {n.op_type for n in lowered.graph.node}
+    assert "ReduceMax" not in {n.op_type for n in lowered.graph.node}
+
+
+def test_data_propagation_budget_counts_1d_values_only():
+    budget = DATA_PROPAGATION_BUDGET
+    assert data_propagation_affordable([(budget,), (2, 10**9), None, (None,)])
+    assert not data_propagation_affordable([(budget // 2,), (budget // 2 + 1,)])
+    assert not data_propagation_affordable([(2**40,)])

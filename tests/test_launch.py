@@ -9,7 +9,10 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
-DEFER = "import maxlower.launch\nmaxlower.launch.prepare()\nimport sys\n"
+DEFER = (
+    "import maxlower.launch\nmaxlower.launch.prepare()\nimport sys\n"
+    "import onnx_ir\nmaxlower.launch.bind_deferred_submodules()\n"
+)
 
 
 def run_python(code: str) -> subprocess.CompletedProcess:
@@ -37,6 +40,7 @@ def test_deferred_sympy_runs_on_first_use():
     code = DEFER + (
         "import onnx_ir as ir\n"
         "assert 'Max' not in vars(sys.modules['sympy'])\n"
+        "assert onnx_ir._symbolic_shapes is sys.modules['onnx_ir._symbolic_shapes']\n"
         "dim = ir.SymbolicDim('N') + 1\n"  # symbolic arithmetic: sympy runs now
         "import sympy.core.numbers\n"
         "from sympy import Symbol\n"
@@ -57,3 +61,38 @@ def test_deferring_an_imported_or_missing_module_does_nothing():
     )
     result = run_python(code)
     assert result.returncode == 0, result.stderr
+
+
+def test_a_deferred_module_that_fails_is_not_left_half_loaded(tmp_path: pathlib.Path):
+    (tmp_path / "broken_here.py").write_text("x = 1\nraise RuntimeError('broken on purpose')\n")
+    code = (
+        f"import sys\nsys.path.insert(0, {str(tmp_path)!r})\n"
+        "from maxlower.launch import defer_module\n"
+        "defer_module('broken_here')\n"
+        "import broken_here\n"
+        "try:\n    broken_here.x\nexcept RuntimeError as e:\n    print('first:', e)\n"
+        "assert 'broken_here' not in sys.modules\n"
+        "try:\n    import broken_here\nexcept RuntimeError as e:\n    print('again:', e)\n"
+    )
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["first: broken on purpose", "again: broken on purpose"]
+
+
+def test_import_maxlower_is_light_and_reaches_submodules():
+    """`import maxlower` loads nothing heavy; its names and submodules load on first use."""
+    code = (
+        "import sys, maxlower\n"
+        "assert 'onnx_ir' not in sys.modules and 'onnxruntime' not in sys.modules\n"
+        "print(maxlower.api.convert_ir_model.__name__, maxlower.profiles.load_profile.__name__)\n"
+        "import maxlower.lower\n"
+        "print(callable(maxlower.lower), maxlower.lower.__name__)\n"
+        "print('onnxruntime' in sys.modules)\n"
+    )
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "convert_ir_model load_profile",
+        "True lower",
+        "False",
+    ]
