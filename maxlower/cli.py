@@ -26,6 +26,7 @@ from maxlower.io import (
     check_proto_result,
     check_result,
     default_output_path,
+    echo,
     load_model,
     load_proto,
     model_from_proto,
@@ -85,7 +86,7 @@ def _timings_report(progress: Progress, enabled: bool) -> Iterator[None]:
         yield
     finally:
         if enabled:
-            click.echo(progress.timings_text(), err=True)
+            echo(progress.timings_text(), err=True)
 
 
 @contextlib.contextmanager
@@ -130,7 +131,7 @@ def _errors_to_exit_codes(debug: bool) -> Iterator[None]:
 def _fail(error: BaseException | str, code: int, debug: bool) -> None:
     if debug and isinstance(error, BaseException):
         raise error
-    click.echo(
+    echo(
         f"maxlower: error: {one_line(error) if isinstance(error, BaseException) else error}",
         err=True,
     )
@@ -294,17 +295,17 @@ def convert(
         ]
         if profile is not None:
             lines += _lowering_lines(profile, lowerings)
-        click.echo("\n".join(lines))
+        echo("\n".join(lines))
         with _verifying(progress, verification):
             allowed = verification.allows_writing(model, None if dry_run else output_path)
         if not allowed:
             verification.finish()
         if dry_run:
-            click.echo(f"dry run: {output_path} not written")
+            echo(f"dry run: {output_path} not written")
         else:
             check_output(output_path, input_path, checked.base_dirs)
             write_checked(checked, output_path, progress=progress)
-            click.echo(f"wrote {output_path}")
+            echo(f"wrote {output_path}")
         verification.finish()
 
 
@@ -387,17 +388,17 @@ def lower(
         checked = check_result(model, progress)
 
         lines = [f"{input_path}: opset {_opset_text(model.opset_imports.get(''))}"]
-        click.echo("\n".join(lines + _lowering_lines(profile, lowerings)))
+        echo("\n".join(lines + _lowering_lines(profile, lowerings)))
         with _verifying(progress, verification):
             allowed = verification.allows_writing(model, None if dry_run else output_path)
         if not allowed:
             verification.finish()
         if dry_run:
-            click.echo(f"dry run: {output_path} not written")
+            echo(f"dry run: {output_path} not written")
         else:
             check_output(output_path, input_path, checked.base_dirs)
             write_checked(checked, output_path, progress=progress)
-            click.echo(f"wrote {output_path}")
+            echo(f"wrote {output_path}")
         verification.finish()
 
 
@@ -417,7 +418,7 @@ def profiles(paths: bool, debug: bool) -> None:
         width = max(len(name) for name in shipped)
         for name, profile in shipped.items():
             where = f"  ({profile.path})" if paths else ""
-            click.echo(f"{name:<{width}}  {profile.description}{where}")
+            echo(f"{name:<{width}}  {profile.description}{where}")
 
 
 def _output_path(
@@ -503,32 +504,32 @@ def inspect(input_path: pathlib.Path, opset: int | None, debug: bool) -> None:
         source = model.opset_imports.get("")
         header = f"{input_path}: opset {_opset_text(source)}, ir_version {model.ir_version}, "
         header += f"{len(nodes)} Max-family node{'s' if len(nodes) != 1 else ''}"
-        click.echo(header + (f"; planned conversion to opset {opset}" if plan else ""))
+        echo(header + (f"; planned conversion to opset {opset}" if plan else ""))
         where = None
         for node in nodes:
             if node.where != where:
                 where = node.where
-                click.echo(f"\n{where}")
+                echo(f"\n{where}")
             version = f"-{node.version}" if node.version else " (not in this opset)"
-            click.echo(f"  node {node.node!r}: {node.op_type}{version}")
-            click.echo(f"    inputs: {', '.join(node.inputs) or '(none)'}")
-            click.echo(f"    attributes: {', '.join(node.attributes) or '(none)'}")
+            echo(f"  node {node.node!r}: {node.op_type}{version}")
+            echo(f"    inputs: {', '.join(node.inputs) or '(none)'}")
+            echo(f"    attributes: {', '.join(node.attributes) or '(none)'}")
             if plan is not None:
                 for line in _plan_lines(plan, node):
-                    click.echo(f"    {line}")
+                    echo(f"    {line}")
         if plan is not None:
             others = in_graph_order(plan.other_rewrites(nodes), nodes)
             if others:
-                click.echo("\nnodes that conversion creates are rewritten in turn:")
+                echo("\nnodes that conversion creates are rewritten in turn:")
                 for rewrite in others:
-                    click.echo(f"  {_rewrite_line(rewrite)}")
+                    echo(f"  {_rewrite_line(rewrite)}")
             if plan.error is not None:
-                click.echo(
+                echo(
                     f"\nconversion to opset {opset} would fail at node "
                     f"{plan.error.node_name!r} ({plan.error.op_type})"
                 )
                 raise plan.error
-            click.echo(f"\nconversion to opset {opset} would succeed")
+            echo(f"\nconversion to opset {opset} would succeed")
 
 
 @cli.command(
@@ -565,7 +566,7 @@ def verify(
 ) -> None:
     with _errors_to_exit_codes(debug):
         report = verification.run(*load_comparable(reference, candidate, verification))
-        click.echo(f"{reference} vs {candidate}: {report.summary()}")
+        echo(f"{reference} vs {candidate}: {report.summary()}")
     sys.exit(exit_code(report))
 
 

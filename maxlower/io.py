@@ -56,6 +56,20 @@ _CHECK_ERRORS = (onnx.checker.ValidationError, onnx.shape_inference.InferenceErr
 # --- progress -----------------------------------------------------------------------------
 
 
+def echo(message: str = "", *, err: bool = False) -> None:
+    """click.echo that outlives a reader that stopped reading (`maxlower convert ... |
+    head`): the rest of the output goes nowhere and the command goes on, so the model
+    is still written and the exit code still says how it went."""
+    try:
+        click.echo(message, err=err)
+    except BrokenPipeError:
+        stream = sys.stderr if err else sys.stdout
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, stream.fileno())  # also for the flush at exit
+            os.close(devnull)
+
+
 class Progress:
     """Stage lines and progress bars on stderr, only when stderr is a terminal.
 

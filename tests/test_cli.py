@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pathlib
+import shlex
 import shutil
 import subprocess
 import sys
@@ -350,3 +351,17 @@ def test_console_script():
     result = subprocess.run(["maxlower", "--version"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0
     assert "maxlower" in result.stdout
+
+
+def test_a_reader_that_stops_reading_does_not_stop_the_conversion(tmp_path: pathlib.Path):
+    """`maxlower convert ... | true`: the reader is gone before the summary is printed.
+    The model is still written, the exit code is 0, and there is no error message."""
+    out = tmp_path / "out.onnx"
+    command = (
+        f"{shlex.quote(sys.executable)} -m maxlower convert "
+        f"{shlex.quote(str(MODELS / 'reduce_max_opset18.onnx'))} --opset 13 "
+        f'-o {shlex.quote(str(out))} | true; echo "status ${{PIPESTATUS[0]}}" >&2'
+    )
+    result = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=300)
+    assert result.stderr.strip().splitlines() == ["status 0"], result.stderr
+    onnx.checker.check_model(onnx.load(out), full_check=True)

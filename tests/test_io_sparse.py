@@ -207,3 +207,58 @@ def test_a_broken_adapter_breaks_both_paths_alike(mutant, tmp_path):
     with mutant.installed():
         full, sparse = both_paths(path, mutant.target)
     assert sparse == full
+
+
+def _reduce_fan(opset: int, axes_per_node: list[list[int]]) -> onnx.ModelProto:
+    """ReduceMax nodes (keepdims=1) side by side on x: float[2, 3, 4], each output a graph
+    output; axes as attributes (below 18) or one initializer per node (18 and later)."""
+    nodes, initializers, outputs = [], [], []
+    for k, axes in enumerate(axes_per_node):
+        inputs, attributes = ["x"], {"keepdims": 1}
+        if opset >= 18:
+            axes_tensor = helper.make_tensor(f"axes{k}", TensorProto.INT64, [len(axes)], axes)
+            initializers.append(axes_tensor)
+            inputs.append(f"axes{k}")
+        else:
+            attributes["axes"] = axes
+        nodes.append(helper.make_node("ReduceMax", inputs, [f"r{k}"], f"reduce{k}", **attributes))
+        shape = [1 if d in axes else size for d, size in enumerate([2, 3, 4])]
+        outputs.append(helper.make_tensor_value_info(f"r{k}", TensorProto.FLOAT, shape))
+    graph = helper.make_graph(
+        nodes,
+        "fan",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
+        outputs,
+        initializers,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def test_nodes_that_convert_alike_go_through_onnx_ir_once(tmp_path):
+    """13 → 18: six ReduceMax nodes on x with two signatures (axes [1] and [2]): two go
+    through onnx_ir, four copy their result (sharing their axes initializer), and the
+    model is the full path's, rewrites included."""
+    path = tmp_path / "fan13.onnx"
+    onnx.save(_reduce_fan(13, [[1], [2]] * 3), path)
+    result = convert_sparse(load_proto(path, infer_shapes=True), 18, str(tmp_path))
+    assert result is not None and result.changed_nodes == 2
+    assert [r.node for r in result.rewrites] == [f"reduce{k}" for k in range(6)]
+    assert [n.input[1] for n in result.proto.graph.node] == [
+        "reduce0__const0",
+        "reduce1__const1",
+    ] * 3
+    full, sparse = both_paths(path, 18)
+    assert full == sparse
+
+
+def test_alike_nodes_whose_conversion_drops_an_input_all_go_through_onnx_ir(tmp_path):
+    """18 → 13 moves the axes initializer into an attribute and drops it: a copy could
+    not drop its own, so every node goes through onnx_ir, and the result is the full
+    path's."""
+    path = tmp_path / "fan18.onnx"
+    onnx.save(_reduce_fan(18, [[1], [1], [1]]), path)
+    result = convert_sparse(load_proto(path, infer_shapes=True), 13, str(tmp_path))
+    assert result is not None and result.changed_nodes == 3
+    assert not result.proto.graph.initializer
+    full, sparse = both_paths(path, 13)
+    assert full == sparse

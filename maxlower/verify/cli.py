@@ -24,6 +24,7 @@ import click
 import onnx
 import onnx_ir as ir
 
+from maxlower.io import echo
 from maxlower.verify.report import DIFFERENT, EQUIVALENT, VerifyReport
 
 EXIT_EQUIVALENT, EXIT_DIFFERENT, EXIT_INVALID = 0, 1, 2
@@ -96,13 +97,13 @@ class Verification:
         if not self.enabled:
             return True
         report = self.run(self.original, candidate)
-        click.echo("verification: " + report.summary())
+        echo("verification: " + report.summary())
         if report.ok or output_path is None:
             return True
         if self.force:
-            click.echo(f"--force: writing {output_path} although verification failed")
+            echo(f"--force: writing {output_path} although verification failed")
             return True
-        click.echo(
+        echo(
             f"maxlower: {output_path} not written: verification "
             f"{'found a difference' if report.status == DIFFERENT else 'was inconclusive'}"
             " (--force writes it anyway)",

@@ -19,6 +19,10 @@ from passes.version import max as max_adapters
 
 # An adapter rewrites one node from one schema version to the neighbouring one, in place or
 # by replacing it, and returns a one-line description of what it did (None: nothing).
+# What it does depends on the node's op, attributes, value types and shapes, constant
+# inputs and output uses, never on names, except to name what it creates; the description
+# names no value or node. maxlower.replay relies on this to copy one node's conversion
+# onto nodes of the same signature.
 Adapter = Callable[[ir.Node, Builder], "str | None"]
 
 ADAPTERS: dict[tuple[str, int, int], Adapter] = {
