@@ -43,7 +43,8 @@ def signature_groups(
 ) -> dict[int, list[int]]:
     """{first index: [later indices]} for the groups of more than one node among
     `indices` (in graph order) whose signatures are equal."""
-    keys = _SignatureKeys(graph, nodes)
+    named = {name for i in indices for name in (*nodes[i].input, *nodes[i].output)}
+    keys = _SignatureKeys(graph, nodes, named)
     groups: dict[tuple, list[int]] = {}
     for i in indices:
         groups.setdefault(keys.of(nodes[i]), []).append(i)
@@ -53,10 +54,14 @@ def signature_groups(
 class _SignatureKeys:
     """What a node's conversion depends on, as a hashable key (see the module docstring)."""
 
-    def __init__(self, graph: onnx.GraphProto, nodes: list[onnx.NodeProto]) -> None:
+    def __init__(
+        self, graph: onnx.GraphProto, nodes: list[onnx.NodeProto], named: set[str]
+    ) -> None:
+        """`named`: the values whose types the keys will be asked for."""
         self.types = {
             v.name: v.type.SerializeToString()
             for v in [*graph.value_info, *graph.input, *graph.output]
+            if v.name in named
         }
         self.initializers = {t.name: t for t in graph.initializer}
         self.graph_inputs = {v.name for v in graph.input}
