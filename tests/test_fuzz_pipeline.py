@@ -24,6 +24,7 @@ import os
 import pathlib
 import re
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -42,6 +43,7 @@ from maxlower.verify.inputs import axes_inputs, generate_trials, input_specs
 from passes.errors import ConversionError
 from passes.function_types import InferFunctionTypesPass
 from tests.strategies import FuzzCase, family_models, fuzz_cases
+from tests.test_io_sparse import both_paths
 
 EXAMPLES = int(os.environ.get("MAXLOWER_FUZZ_PIPELINE_EXAMPLES", "1000"))
 SECONDS = float(os.environ.get("MAXLOWER_FUZZ_SECONDS", "0"))
@@ -73,6 +75,7 @@ def check_case(case: FuzzCase) -> str:
         return f"convert refused: {error.op_type}"
     _assert_unmodified(case.model, original, "convert")
     onnx.checker.check_model(converted, full_check=True)
+    _assert_command_line_path_agrees(case)
     _, again = maxlower.convert_with_report(converted, case.target)
     assert not again, f"a second conversion rewrote again: {again}"
     verified = _assert_equivalent(case, converted)
@@ -89,6 +92,20 @@ def check_case(case: FuzzCase) -> str:
     onnx.checker.check_model(lowered, full_check=True)
     _assert_only_accepted_nodes(lowered, case.profile)
     return f"converted, {verified}; lowered for {case.profile}, {_assert_equivalent(case, lowered)}"
+
+
+def _assert_command_line_path_agrees(case: FuzzCase) -> None:
+    """`maxlower convert` converts a main-graph-only model without onnx_ir for the nodes
+    that keep their schema, and copies the conversion of nodes that convert alike
+    (maxlower.sparse, maxlower.replay): it must write what the full onnx_ir path writes."""
+    graph_ops = {n.op_type for n in case.model.graph.node}
+    if case.model.functions or graph_ops & {"If", "Loop", "Scan"}:
+        return  # the command line takes the full path for these
+    with tempfile.TemporaryDirectory() as directory:
+        path = pathlib.Path(directory) / "model.onnx"
+        onnx.save(case.model, path)
+        full, sparse = both_paths(path, case.target)
+    assert sparse is None or sparse == full, "the command line's sparse path differs"
 
 
 def _assert_well_formed(error: ConversionError) -> None:

@@ -14,6 +14,8 @@ import pytest
 from onnx import TensorProto, helper
 
 from maxlower.api import convert_typed_model
+from maxlower.cli import _family_node_order
+from maxlower.inspect import in_graph_order
 from maxlower.io import check_and_infer, check_result, load_proto, model_from_proto
 from maxlower.sparse import ANCHOR_DOMAIN, convert_sparse
 from tests.conformance import family_cases
@@ -59,9 +61,10 @@ def both_paths(path: pathlib.Path, target: int) -> tuple[tuple, tuple | None]:
     """(full path, sparse path) outcomes; the sparse one is None if it declined."""
     base_dir = str(path.parent)
 
-    def full():
+    def full():  # what `maxlower convert` does when it takes the full path
         model = model_from_proto(load_proto(path, infer_shapes=True), path)
-        rewrites = convert_typed_model(model, target)
+        order = _family_node_order(model)
+        rewrites = in_graph_order(convert_typed_model(model, target), order)
         return check_result(model).proto, rewrites
 
     def sparse():
