@@ -185,6 +185,9 @@ class _SmallConversion:
         copies: dict[int, tuple[onnx.NodeProto, list[Rewrite]]],
     ) -> SparseConversion:
         graph = proto.graph
+        rewrites = self.rewrites
+        if copies:  # (before splicing, which renames the nodes of `nodes` it replaces)
+            rewrites = _merge_in_graph_order(nodes, self.rewrites, copies)
         replaced = {
             i: [ir.serde.serialize_node(n) for n in group]
             for i, group in zip(self.indices, self.groups)
@@ -195,9 +198,6 @@ class _SmallConversion:
         _splice_value_info(graph, self.partial, self.model.graph, self.initial, self.typed_before)
         _splice_opsets(proto, self.model)
         proto.ir_version = self.model.ir_version
-        rewrites = self.rewrites
-        if copies:
-            rewrites = _merge_in_graph_order(nodes, self.rewrites, copies)
         return SparseConversion(proto, rewrites, len(self.indices))
 
 

@@ -265,3 +265,22 @@ def test_alike_nodes_whose_conversion_drops_an_input_all_go_through_onnx_ir(tmp_
     assert not result.proto.graph.initializer
     full, sparse = both_paths(path, 13)
     assert full == sparse
+
+
+def test_rewrites_of_copies_and_of_replaced_nodes_keep_graph_order(tmp_path):
+    """Found by the fuzz suite: the Max is replaced (by an Identity) and the two ReduceMax
+    nodes convert alike (the second copies the first); the rewrites were merged after the
+    Max's NodeProto had been overwritten, so its rewrite went last."""
+    model = onnx.parser.parse_model("""<ir_version: 8, opset_import: ["" : 18]>
+        fuzz (int32 x0) => (int32 v2, int32 v3) {
+            [max_v1] v1 = Max (x0)
+            [reducemax_v2] v2 = ReduceMax <keepdims = 0, noop_with_empty_axes = 0> (v1)
+            [reducemax_v3] v3 = ReduceMax <keepdims = 0, noop_with_empty_axes = 0> (v1)
+        }""")
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path)
+    result = convert_sparse(load_proto(path, infer_shapes=True), 1, str(tmp_path))
+    assert result is not None and result.changed_nodes == 2  # the second ReduceMax copied
+    assert [r.node for r in result.rewrites] == ["max_v1", "reducemax_v2", "reducemax_v3"]
+    full, sparse = both_paths(path, 1)
+    assert full == sparse
