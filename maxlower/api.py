@@ -113,13 +113,26 @@ def _min_ir_version(opset: int) -> int:
         return 3
 
 
+def deserialize(proto: onnx.ModelProto, path: object = None) -> ir.Model:
+    """ir.serde.deserialize_model, with what onnx_ir cannot read (and onnx.checker let
+    through: a damaged function, say) an InvalidModelError; `path` names the file."""
+    try:
+        return ir.serde.deserialize_model(proto)
+    except ir.serde.SerdeError as error:
+        where = f"{path}: " if path is not None else ""
+        details = [str(e).strip().splitlines()[0] for e in (error, error.__cause__) if e]
+        raise InvalidModelError(
+            f"{where}onnx_ir cannot read the model ({': '.join(filter(None, details))})"
+        ) from None
+
+
 def _to_ir(model: onnx.ModelProto | ir.Model) -> ir.Model:
     if isinstance(model, onnx.ModelProto):
         # onnx_ir's tensors wrap the proto's own TensorProtos: work on a copy, so that
         # nothing a pass does can reach the caller's model.
         copy = onnx.ModelProto()
         copy.CopyFrom(model)
-        return ir.serde.deserialize_model(copy)
+        return deserialize(copy)
     if isinstance(model, ir.Model):
         return model.clone()
     raise TypeError(f"expected onnx.ModelProto or onnx_ir.Model, got {type(model).__name__}")

@@ -35,7 +35,7 @@ import onnx
 import onnx_ir as ir
 from google.protobuf.message import DecodeError
 
-from maxlower.api import InvalidModelError
+from maxlower.api import InvalidModelError, deserialize
 from maxlower.safety import check_model_data, deferred_interrupts, describe_invalid
 from passes.graph_utils import (
     SHAPE_SOURCES,
@@ -194,7 +194,7 @@ def model_from_proto(
     """The onnx_ir model of a protobuf read from `path`; its external tensors are read
     (lazily) from beside `path`."""
     with progress.stage("building the graph"):
-        model = ir.serde.deserialize_model(proto)
+        model = deserialize(proto, path)
         ir.external_data.set_base_dir(model.graph, str(pathlib.Path(path).parent))
     return model
 
@@ -241,6 +241,15 @@ def check_and_infer(
     inference then sees their values as it would if they were in the protobuf.
     """
     light, restore = _light_model(proto, base_dirs)
+    try:
+        inferred = _check_and_infer_light(light)
+    except ValueError as error:  # onnx's C++ code: an element type it does not know, say
+        raise onnx.checker.ValidationError(one_line(error)) from None
+    forget_generated_dim_names_in_proto(inferred)  # unk__0 may name dims of different sizes
+    return restore(inferred)
+
+
+def _check_and_infer_light(light: onnx.ModelProto) -> onnx.ModelProto:
     serialized = light.SerializeToString()  # once: the C++ calls take the bytes
     onnx.checker.check_model(serialized)
     try:
@@ -258,8 +267,7 @@ def check_and_infer(
         inferred = onnx.shape_inference.infer_shapes(
             serialized, check_type=True, strict_mode=False, data_prop=True
         )
-    forget_generated_dim_names_in_proto(inferred)  # unk__0 may name dims of different sizes
-    return restore(inferred)
+    return inferred
 
 
 def _graph_protos(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:

@@ -48,7 +48,7 @@ import onnx_ir as ir
 
 from maxlower.api import check_target_opset, convert_typed_model
 from maxlower.inspect import family_nodes_of_graph_proto, in_graph_order
-from maxlower.io import subgraphs
+from maxlower.io import deserialize, subgraphs
 from maxlower.replay import Template, signature_groups
 from passes.builder import FAMILY, schema_version
 from passes.graph_utils import node_label
@@ -121,7 +121,7 @@ class _SmallConversion:
         expand_functions: bool,
     ) -> _SmallConversion | None:
         indices, partial, typing = _partial_model(proto, nodes, changing)
-        model = ir.serde.deserialize_model(partial)
+        model = deserialize(partial)
         _type_values(model.graph, typing)
         if any(t.data_location == onnx.TensorProto.EXTERNAL for t in partial.graph.initializer):
             ir.external_data.set_base_dir(model.graph, base_dir)  # (a walk of every tensor)
@@ -298,10 +298,13 @@ def _kept_as_is(op_type: str, source: int, target: int, inputs: tuple) -> bool:
     """registry.kept_as_is on the input element types (0: unknown, None: an omitted
     input), with the outputs typed as the schema types them."""
 
+    names = onnx.TensorProto.DataType.DESCRIPTOR.values_by_number  # (damaged files hold others)
+
     def type_string(elem_type: int | None) -> str | None:
         if elem_type is None:
             return None
-        return f"tensor({onnx.TensorProto.DataType.Name(elem_type).lower()})" if elem_type else "?"
+        known = names.get(elem_type) if elem_type else None
+        return f"tensor({known.name.lower()})" if known is not None else "?"
 
     return kept_as_is(
         op_type,

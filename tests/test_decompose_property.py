@@ -225,3 +225,23 @@ def test_lowering_leaves_only_accepted_nodes_and_equal_outputs(case, profile):
 @pytest.mark.parametrize("op", ["Max", "ReduceMax", "ArgMax"])
 def test_every_op_has_decompositions(op):
     assert len(DECOMPOSITIONS[op]) >= 4
+
+
+@pytest.mark.parametrize(("dtype", "opset"), [("int8", 12), ("uint16", 13)])
+def test_arithmetic_max_refuses_types_mul_does_not_take(dtype: str, opset: int):
+    """Found by the property test above: Max's a*[a > b] + b*[a <= b] form emitted Mul on
+    int8 at opset 12, an invalid model (Mul and Add take int8, int16, uint8 and uint16
+    from opset 14). It is refused now, naming the opset that would make it possible."""
+    model = onnx.parser.parse_model(
+        f'<ir_version: 8, opset_import: ["" : {opset}]>'
+        f"g ({dtype}[1] x0, {dtype}[1] x1) => ({dtype}[1] out) {{ out = Max (x0, x1) }}"
+    )
+    rewritten = ir.serde.deserialize_model(model)
+    node = next(iter(rewritten.graph))
+    (arithmetic,) = [d for d in DECOMPOSITIONS["Max"] if d.name == "max_binary_to_arithmetic"]
+    with pytest.raises(ConversionError) as caught:
+        apply_decomposition(node, arithmetic, opset)
+    assert "Mul" in caught.value.reason and caught.value.remedy == "target opset 14 or later"
+    lowered = lower(model, "primitives")  # another exact form is still found
+    onnx.checker.check_model(lowered, full_check=True)
+    assert "Max" not in {n.op_type for n in lowered.graph.node}

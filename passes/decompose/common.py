@@ -63,6 +63,24 @@ def current_version(op_type: str, opset: int) -> int:
     return version
 
 
+def require_accepts(b, op_type: str, dtype: DT, what: str) -> None:
+    """Refuse unless `op_type` at the builder's opset takes `dtype` (`what`: the form)."""
+    if schema_accepts(op_type, b.opset, dtype):
+        return
+    later = next(
+        (
+            v
+            for v in range(b.opset + 1, onnx.defs.onnx_opset_version() + 1)
+            if schema_accepts(op_type, v, dtype)
+        ),
+        None,
+    )
+    raise b.refuse(
+        f"{what} needs {op_type} on {dtype.name}, which {op_type} at opset {b.opset} does not take",
+        f"target opset {later} or later" if later else f"another type than {dtype.name}",
+    )
+
+
 def schema_accepts(op_type: str, opset: int, dtype: DT, input_index: int = 0) -> bool:
     """Whether `op_type` at `opset` accepts `dtype` for its formal input `input_index`."""
     try:

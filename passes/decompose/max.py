@@ -36,6 +36,7 @@ from passes.decompose.common import (
     UNSIGNED,
     Decomposition,
     current_version,
+    require_accepts,
     schema_accepts,
     widening_decompositions,
 )
@@ -73,6 +74,7 @@ def binary_to_arithmetic(node: ir.Node, b: Builder) -> str | None:
     if len(node.inputs) != 2 or node.inputs[0].dtype not in SIGNED | UNSIGNED:
         return None
     a, c = node.inputs
+    require_accepts(b, "Greater", a.dtype, "the arithmetic form")
     greater = b.op("Greater", [a, c], dtype=DT.BOOL)
     replace_node(node, arithmetic_select(b, greater, a, c, a.dtype))
     return f"binary {a.dtype.name} Max as a*[a > b] + b*[a <= b]"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import onnx_ir as ir
 
 from passes.builder import Builder
-from passes.decompose.common import DT, SIGNED, UNSIGNED, Decomposition
+from passes.decompose.common import DT, SIGNED, UNSIGNED, Decomposition, require_accepts
 from passes.graph_utils import replace_node
 
 
@@ -32,6 +32,8 @@ def arithmetic_select(
     b: Builder, condition: ir.Value, x: ir.Value, y: ir.Value, dtype: ir.DataType
 ) -> ir.Value:
     """Where(condition, x, y) for integer x and y, without Where: x*c + y*(1-c)."""
+    for op_type in ("Mul", "Add"):  # before 14 neither takes int8, int16, uint8, uint16
+        require_accepts(b, op_type, dtype, "the arithmetic select")
     take = b.cast(condition, dtype)
     leave = b.cast(b.op("Not", [condition], dtype=DT.BOOL), dtype)
     return b.op(
