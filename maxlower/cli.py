@@ -18,6 +18,7 @@ from maxlower.inspect import (
     Plan,
     family_nodes,
     in_graph_order,
+    place_of,
     plan_conversion,
 )
 from maxlower.io import (
@@ -46,7 +47,7 @@ from maxlower.verify.cli import (
 )
 from passes.builder import FAMILY, schema_version
 from passes.errors import ConversionError
-from passes.graph_utils import containers, infer_shapes, node_label
+from passes.graph_utils import containers, infer_shapes
 from passes.legalize import Lowering
 from passes.version.convert import Rewrite
 
@@ -578,19 +579,9 @@ def _verifying(progress: Progress, verification: Verification):
 
 
 def _family_node_order(model) -> list[FamilyNode]:
-    """The family nodes as `in_graph_order` needs them: where and which, in graph order
-    (`family_nodes` also describes every input, a third of a second on 20,000 nodes)."""
+    """The family nodes as `in_graph_order` needs them: where and which, in graph order."""
     return [
-        FamilyNode(
-            container=name,
-            where=name,
-            node=node_label(node),
-            op_type=node.op_type,
-            opset=None,
-            version=None,
-            inputs=(),
-            attributes=(),
-        )
+        place_of(name, node)
         for name, container, _ in containers(model)
         for node in ir.traversal.RecursiveGraphIterator(container)
         if node.domain == "" and node.op_type in FAMILY

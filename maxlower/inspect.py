@@ -4,7 +4,7 @@ what conversion would do to each of them (computed on a copy; the model is not c
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import onnx
 import onnx_ir as ir
@@ -146,20 +146,26 @@ def _attribute_value(attr: ir.Attr) -> str:
     return str(attr.value)
 
 
-def family_nodes_of_graph_proto(graph: onnx.GraphProto) -> list[FamilyNode]:
-    """The main graph's family nodes as `in_graph_order` needs them (where and which), from
-    a graph without subgraphs (what maxlower.sparse converts)."""
+def place_of(container: str, node: ir.Node | onnx.NodeProto) -> FamilyNode:
+    """A FamilyNode that only says where and which node it is: what in_graph_order needs
+    (`family_nodes` also describes every input, a third of a second on 20,000 nodes)."""
+    return FamilyNode(
+        container=container,
+        where=container,
+        node=node_label(node),
+        op_type=node.op_type,
+        opset=None,
+        version=None,
+        inputs=(),
+        attributes=(),
+    )
+
+
+def family_nodes_of_graph_proto(nodes: Iterable[onnx.NodeProto]) -> list[FamilyNode]:
+    """`place_of` the family nodes among a main graph's `nodes`, in order (what
+    maxlower.sparse converts: a graph without subgraphs)."""
     return [
-        FamilyNode(
-            container="main graph",
-            where="main graph",
-            node=node.name or f"<unnamed {node.op_type}>",
-            op_type=node.op_type,
-            opset=None,
-            version=None,
-            inputs=(),
-            attributes=(),
-        )
-        for node in graph.node
+        place_of("main graph", node)
+        for node in nodes
         if node.domain in ("", "ai.onnx") and node.op_type in FAMILY
     ]

@@ -41,7 +41,7 @@ from passes.graph_utils import (
     SHAPE_SOURCES,
     data_propagation_affordable,
     forget_generated_dim_names_in_proto,
-    subgraphs,
+    graph_protos,
 )
 
 # Initializers at most this big stay in the protobuf when the output has external data
@@ -270,19 +270,12 @@ def _check_and_infer_light(light: onnx.ModelProto) -> onnx.ModelProto:
     return inferred
 
 
-def _graph_protos(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
-    """`graph` and every subgraph inside it."""
-    yield graph
-    for subgraph in subgraphs(graph):
-        yield from _graph_protos(subgraph)
-
-
 def _computes_shapes(model: onnx.ModelProto, serialized: bytes) -> bool:
     """Whether a graph or function of `model` has a Shape or Size node (the op names'
     bytes are looked for first: most models without one are told apart at once)."""
     if not any(name.encode() in serialized for name in SHAPE_SOURCES):
         return False
-    nodes = [n for g in _graph_protos(model.graph) for n in g.node]
+    nodes = [n for g in graph_protos(model.graph) for n in g.node]
     nodes += [n for f in model.functions for n in f.node]
     return any(n.op_type in SHAPE_SOURCES and n.domain in ("", "ai.onnx") for n in nodes)
 
@@ -291,7 +284,7 @@ def _proto_shapes(model: onnx.ModelProto) -> Iterator[tuple[int | None, ...] | N
     """The static shapes `model` states for its values, in every graph and function
     (None: no shape)."""
     infos = [v for f in model.functions for v in f.value_info]
-    for graph in _graph_protos(model.graph):
+    for graph in graph_protos(model.graph):
         for tensor in graph.initializer:
             yield tuple(tensor.dims)
         infos += [*graph.input, *graph.value_info, *graph.output]
@@ -578,9 +571,8 @@ def _write_external_data(
 
 def _initializer_protos(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
     """The initializers of `graph` and of every subgraph inside it, in order."""
-    yield from graph.initializer
-    for subgraph in subgraphs(graph):
-        yield from _initializer_protos(subgraph)
+    for each in graph_protos(graph):
+        yield from each.initializer
 
 
 def _location(tensor: onnx.TensorProto) -> str:

@@ -46,12 +46,11 @@ import dataclasses
 import onnx
 import onnx_ir as ir
 
-from maxlower.api import check_target_opset, convert_typed_model
+from maxlower.api import check_target_opset, convert_typed_model, deserialize
 from maxlower.inspect import family_nodes_of_graph_proto, in_graph_order
-from maxlower.io import deserialize, subgraphs
 from maxlower.replay import Template, signature_groups
 from passes.builder import FAMILY, schema_version
-from passes.graph_utils import node_label
+from passes.graph_utils import node_label, subgraphs
 from passes.version.convert import Rewrite
 from passes.version.registry import ADAPTERS, kept_as_is, version_path
 
@@ -137,7 +136,7 @@ class _SmallConversion:
         # Only the small model's nodes can be rewritten, and it holds them in graph order.
         rewrites = in_graph_order(
             convert_typed_model(model, opset, expand_functions=expand_functions),
-            family_nodes_of_graph_proto(partial.graph),
+            family_nodes_of_graph_proto(partial.graph.node),
         )
         groups = _groups(model.graph, anchors)
         if groups is None or not _boundary_kept(model, boundary):
@@ -174,7 +173,7 @@ class _SmallConversion:
             steps = [r for r in self.rewrites if r.node == node_label(node)]
             for i in others:
                 other = template.apply(nodes[i])
-                label = _proto_label(other)
+                label = node_label(other)
                 copies[i] = (other, [dataclasses.replace(r, node=label) for r in steps])
         return copies
 
@@ -187,7 +186,8 @@ class _SmallConversion:
         graph = proto.graph
         rewrites = self.rewrites
         if copies:  # (before splicing, which renames the nodes of `nodes` it replaces)
-            rewrites = _merge_in_graph_order(nodes, self.rewrites, copies)
+            steps = [r for _, copied in copies.values() for r in copied]
+            rewrites = in_graph_order([*rewrites, *steps], family_nodes_of_graph_proto(nodes))
         replaced = {
             i: [ir.serde.serialize_node(n) for n in group]
             for i, group in zip(self.indices, self.groups)
@@ -199,32 +199,6 @@ class _SmallConversion:
         _splice_opsets(proto, self.model)
         proto.ir_version = self.model.ir_version
         return SparseConversion(proto, rewrites, len(self.indices))
-
-
-def _proto_label(node: onnx.NodeProto) -> str:
-    return node.name or f"<unnamed {node.op_type}>"
-
-
-def _merge_in_graph_order(
-    nodes: list[onnx.NodeProto],
-    rewrites: list[Rewrite],
-    copies: dict[int, tuple[onnx.NodeProto, list[Rewrite]]],
-) -> list[Rewrite]:
-    """The small model's rewrites and the copies', ordered as in_graph_order orders them:
-    by the place of the node they name (or that the node they name was made for)."""
-    position = {}
-    for i, node in enumerate(nodes):
-        position.setdefault(_proto_label(node), i)
-    end = len(nodes)
-
-    def place(rewrite: Rewrite) -> int:
-        origin = rewrite.node.split("__", 1)[0]
-        return position.get(rewrite.node, position.get(origin, end))
-
-    keyed = [(place(r), r) for r in rewrites]
-    keyed += [(i, r) for i, (_, steps) in copies.items() for r in steps]
-    keyed.sort(key=lambda pair: pair[0])
-    return [r for _, r in keyed]
 
 
 def _default_opset(proto: onnx.ModelProto) -> int | None:

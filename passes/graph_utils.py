@@ -209,11 +209,6 @@ def forget_generated_dim_names_in_proto(model: onnx.ModelProto) -> None:
     if b"unk__" not in model.SerializeToString():
         return
 
-    def graphs(graph: onnx.GraphProto):
-        yield graph
-        for subgraph in subgraphs(graph):
-            yield from graphs(subgraph)
-
     def clear(infos) -> None:
         for info in infos:
             if info.type.HasField("tensor_type"):
@@ -221,7 +216,7 @@ def forget_generated_dim_names_in_proto(model: onnx.ModelProto) -> None:
                     if dim.HasField("dim_param") and dim.dim_param.startswith("unk__"):
                         dim.ClearField("dim_param")
 
-    for graph in graphs(model.graph):
+    for graph in graph_protos(model.graph):
         clear(graph.value_info)
         clear(graph.output)
     for function in model.functions:
@@ -252,3 +247,10 @@ def _graph_holding_ops() -> frozenset[str]:
         for schema in onnx.defs.get_all_schemas_with_history()
         if schema.domain == "" and any(a.type in kinds for a in schema.attributes.values())
     )
+
+
+def graph_protos(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
+    """`graph` and every subgraph inside it, depth first."""
+    yield graph
+    for subgraph in subgraphs(graph):
+        yield from graph_protos(subgraph)
