@@ -19,10 +19,11 @@ from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
 from maxlower.cli import cli
+from tests.example_models import EXAMPLE_MODELS
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
 EXAMPLES = int(os.environ.get("MAXLOWER_FUZZ_FILE_EXAMPLES", "1000"))
-SEEDS = [path.read_bytes() for path in sorted((ROOT / "examples" / "models").glob("*.onnx"))]
+# Never a glob: README commands write into examples/models/.
+SEEDS = [path.read_bytes() for path in EXAMPLE_MODELS]
 LATEST = onnx.defs.onnx_opset_version()
 
 
