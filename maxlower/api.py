@@ -1,20 +1,23 @@
-"""The library entry points: `convert(model, opset)` and friends."""
+"""The library entry points: `convert(model, opset)` and friends, and the errors every door
+raises. They run maxlower.pipeline, as the command line does."""
 
 from __future__ import annotations
 
-from typing import TypeVar
+import os
+import pathlib
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, TypeVar
 
 import onnx
 import onnx_ir as ir
-from onnx_ir.passes.common import CheckerPass
 
 from passes.errors import ConversionError
-from passes.function_types import InferFunctionTypesPass
-from passes.graph_utils import forget_generated_dim_names, infer_shapes
-from passes.version.convert import ConvertFamilyPass, Rewrite
-from passes.version.other_ops import ConvertOtherOpsPass, source_opsets_of
+
+if TYPE_CHECKING:
+    from maxlower.pipeline import Job, Report
 
 ModelLike = TypeVar("ModelLike", onnx.ModelProto, ir.Model)
+T = TypeVar("T")
 
 LATEST_OPSET = onnx.defs.onnx_opset_version()
 
@@ -23,79 +26,120 @@ class InvalidModelError(ValueError):
     """The input is not a model maxlower can work on (exit code 2 on the command line)."""
 
 
-def convert(model: ModelLike, opset: int, *, expand_functions: bool = False) -> ModelLike:
+def convert(
+    model: ModelLike,
+    opset: int,
+    *,
+    expand_functions: bool = False,
+    base_dir: str | os.PathLike | None = None,
+) -> ModelLike:
     """Convert `model` to `opset`, exactly; returns the same kind of object it was given.
 
     The input is not modified. Raises ConversionError when some node has no exact form at
-    `opset`, and InvalidModelError when the input is not a usable model.
+    `opset`, and InvalidModelError when the input is not a usable model. This runs the
+    pipeline `maxlower convert` runs (maxlower.pipeline), so both give the same model or
+    the same refusal.
 
     `expand_functions=True` lets an op that does not exist at `opset` (LayerNormalization
     below 17, say) become its ONNX function body: the spec's definition, which a runtime's
-    fused kernel may round differently in the last bits of a float.
+    fused kernel may round differently in the last bits of a float. `base_dir` is the
+    directory of a ModelProto's external data, when it was loaded without it.
     """
-    converted, _ = convert_with_report(model, opset, expand_functions=expand_functions)
+    converted, _ = convert_with_report(
+        model, opset, expand_functions=expand_functions, base_dir=base_dir
+    )
     return converted
 
 
 def convert_with_report(
-    model: ModelLike, opset: int, *, expand_functions: bool = False
-) -> tuple[ModelLike, list[Rewrite]]:
-    """`convert`, plus the list of rewrites it made (what the CLI prints)."""
-    ir_model = _to_ir(model)
-    rewrites = convert_ir_model(ir_model, opset, expand_functions=expand_functions)
-    if isinstance(model, onnx.ModelProto):
-        return ir.serde.serialize_model(ir_model), rewrites
-    return ir_model, rewrites
+    model: ModelLike,
+    opset: int,
+    *,
+    expand_functions: bool = False,
+    base_dir: str | os.PathLike | None = None,
+) -> tuple[ModelLike, Report]:
+    """`convert`, plus the report of what it changed (what the command line prints):
+    `report.rewrites` (Max family), `report.conversions` (the other ops)."""
+    from maxlower.pipeline import Job
 
-
-def convert_ir_model(
-    model: ir.Model, opset: int, *, expand_functions: bool = False
-) -> list[Rewrite]:
-    """Convert an onnx_ir model in place. On error the model may be partly rewritten."""
     check_target_opset(opset)
-    if "" not in model.opset_imports:
-        raise InvalidModelError("the model imports no default-domain ('' / ai.onnx) opset")
+    return run_job(model, Job(opset, expand_functions=expand_functions), base_dir)
+
+
+def run_job(
+    model: ModelLike, job: Job, base_dir: str | os.PathLike | None = None
+) -> tuple[ModelLike, Report]:
+    """The library's door into maxlower.pipeline: `model` (untouched) through `job`, as the
+    same kind of object, and the report."""
+    from maxlower import pipeline
+
+    proto, base_dir, ir_model = _as_proto(model, base_dir)
+    prepared = _labelled(lambda: pipeline.prepare(proto, pathlib.Path(base_dir) / _LABEL))
+    outcome = _labelled(lambda: pipeline.run(prepared, job, base_dir))
+    if not ir_model:
+        return outcome.proto, outcome.report
+    converted = deserialize(outcome.proto)
+    if outcome.checked.base_dirs:
+        ir.external_data.set_base_dir(converted.graph, base_dir)
+    return converted, outcome.report
+
+
+# What the pipeline's messages call a model that has no file (the command line says IN).
+_LABEL = "<model>"
+
+
+def _labelled(step: Callable[[], T]) -> T:
+    """Run a pipeline step; its InvalidModelError names no file (there is none)."""
     try:
-        check_full(model)
-    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as error:
-        first_line = str(error).strip().splitlines()[0]
-        raise InvalidModelError(
-            f"the input model fails onnx.checker (full check): {first_line}"
-        ) from None
-    infer_shapes(model)
-    rewrites = convert_typed_model(model, opset, expand_functions=expand_functions)
-    infer_shapes(model)  # types and shapes for the new values
-    forget_generated_dim_names(model)
-    check_full(model)
-    return rewrites
+        return step()
+    except InvalidModelError as error:
+        text = str(error)
+        for prefix in (f"{_LABEL}: ", f"{os.sep}{_LABEL}: "):
+            at = text.find(prefix)
+            if at != -1 and (at == 0 or prefix.startswith(os.sep)):
+                text = text[at + len(prefix) :]
+                break
+        raise InvalidModelError(text) from None
 
 
-def convert_typed_model(
-    model: ir.Model, opset: int, *, expand_functions: bool = False
-) -> list[Rewrite]:
-    """The conversion proper, in place: for a model that passed the full check and whose
-    values carry the types shape inference gives (`maxlower.io.load_model(path,
-    infer_shapes=True)` returns one). The result is neither shape-inferred nor checked:
-    `maxlower.io.save_model_atomic` and `check_result` do both on the protobuf they
-    serialise anyway, which on large graphs costs a fraction of doing them in onnx_ir."""
-    check_target_opset(opset)
-    if "" not in model.opset_imports:
-        raise InvalidModelError("the model imports no default-domain ('' / ai.onnx) opset")
-    if model.functions:  # (it walks every node to find calls; without functions, for nothing)
-        InferFunctionTypesPass()(model)  # function inputs are untyped; calls say what they get
-    sources = source_opsets_of(model)
-    family = ConvertFamilyPass(opset)
-    family(model)  # first: it removes constants (axes) that only the family nodes used
-    ConvertOtherOpsPass(opset, sources, expand_functions=expand_functions)(model)
-    # IR 4 lets initializers (which rewrites add) stand apart from the graph inputs.
-    model.ir_version = max(model.ir_version, _min_ir_version(opset), 4)
-    return family.rewrites
+def _as_proto(
+    model: ModelLike, base_dir: str | os.PathLike | None
+) -> tuple[onnx.ModelProto, str, bool]:
+    """A protobuf copy of `model`, the directory of its external data, and whether it was
+    an onnx_ir model."""
+    if isinstance(model, ir.Model):
+        directories = {
+            str(value.const_value.base_dir)
+            for graph in model.graphs()
+            for value in graph.initializers.values()
+            if isinstance(value.const_value, ir.ExternalTensor)
+        }
+        if len(directories) > 1:  # tensors from several places: read them in
+            model = ir.external_data.load_to_model(model.clone())
+            directories = set()
+        found = directories.pop() if directories else None
+        return ir.serde.serialize_model(model), str(base_dir or found or os.curdir), True
+    if not isinstance(model, onnx.ModelProto):
+        raise TypeError(f"expected onnx.ModelProto or onnx_ir.Model, got {type(model).__name__}")
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    if base_dir is None:
+        external = next(_external_tensor_names(copy), None)
+        if external is not None:
+            raise InvalidModelError(
+                f"tensor {external!r} keeps its data in an external file, and no base_dir "
+                "says where that file is: pass base_dir=<the model file's directory>, or "
+                "load the model with onnx.load(path), which reads the data in"
+            )
+    return copy, str(base_dir or os.curdir), False
 
 
-def check_full(model: ir.Model) -> None:
-    """onnx.checker with full_check. Through onnx_ir's CheckerPass, which checks large and
-    external initializers as typed graph inputs, so weights are never read or copied."""
-    CheckerPass(full_check=True)(model)
+def _external_tensor_names(proto: onnx.ModelProto) -> Iterator[str]:
+    from maxlower.safety import tensors
+
+    for tensor, _ in tensors(proto):
+        if tensor.data_location == onnx.TensorProto.EXTERNAL:
+            yield tensor.name
 
 
 def check_target_opset(opset: int) -> None:
@@ -104,13 +148,6 @@ def check_target_opset(opset: int) -> None:
             f"target opset {opset} is outside 1..{LATEST_OPSET}, the opsets this onnx "
             f"({onnx.__version__}) knows"
         )
-
-
-def _min_ir_version(opset: int) -> int:
-    try:
-        return onnx.helper.find_min_ir_version_for([onnx.helper.make_opsetid("", opset)])
-    except ValueError:  # opsets 2-4 were never released; IR 3 is what opsets 1 and 5 use
-        return 3
 
 
 def deserialize(proto: onnx.ModelProto, path: object = None) -> ir.Model:
@@ -126,23 +163,10 @@ def deserialize(proto: onnx.ModelProto, path: object = None) -> ir.Model:
         ) from None
 
 
-def _to_ir(model: onnx.ModelProto | ir.Model) -> ir.Model:
-    if isinstance(model, onnx.ModelProto):
-        # onnx_ir's tensors wrap the proto's own TensorProtos: work on a copy, so that
-        # nothing a pass does can reach the caller's model.
-        copy = onnx.ModelProto()
-        copy.CopyFrom(model)
-        return deserialize(copy)
-    if isinstance(model, ir.Model):
-        return model.clone()
-    raise TypeError(f"expected onnx.ModelProto or onnx_ir.Model, got {type(model).__name__}")
-
-
 __all__ = [
     "ConversionError",
     "InvalidModelError",
     "convert",
-    "convert_ir_model",
-    "convert_typed_model",
     "convert_with_report",
+    "run_job",
 ]

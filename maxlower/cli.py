@@ -4,52 +4,38 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import json
 import pathlib
 import sys
 from collections.abc import Iterator
 
 import click
-import onnx_ir as ir
 
-from maxlower import __version__
-from maxlower.api import LATEST_OPSET, InvalidModelError, check_target_opset, convert_typed_model
-from maxlower.inspect import (
-    FamilyNode,
-    Plan,
-    family_nodes,
-    in_graph_order,
-    place_of,
-    plan_conversion,
-)
+from maxlower import __version__, pipeline
+from maxlower.api import LATEST_OPSET, InvalidModelError, check_target_opset
+from maxlower.inspect import FamilyNode, Plan, family_nodes, in_graph_order, plan_conversion
 from maxlower.io import (
     Progress,
     check_destination,
-    check_proto_result,
-    check_result,
     default_output_path,
     echo,
-    load_model,
     load_proto,
     model_from_proto,
     one_line,
     same_file,
     write_checked,
 )
-from maxlower.lower import lower_typed_model
-from maxlower.profiles import Profile, load_profile, shipped_profiles
-from maxlower.safety import check_output, load_comparable
-from maxlower.sparse import convert_sparse
+from maxlower.pipeline import Job, in_memory
+from maxlower.profiles import load_profile, shipped_profiles
+from maxlower.safety import atomic_write_text, check_output, load_comparable
 from maxlower.verify.cli import (
     VERIFY_EXIT_CODES_HELP,
     Verification,
     exit_code,
     verification_options,
 )
-from passes.builder import FAMILY, schema_version
+from passes.builder import schema_version
 from passes.errors import ConversionError
-from passes.graph_utils import containers, infer_shapes
-from passes.legalize import Lowering
-from passes.version.convert import Rewrite
 
 EXIT_INVALID, EXIT_NO_EXACT_FORM, EXIT_INTERNAL = 2, 3, 4
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
@@ -70,6 +56,15 @@ DEBUG_OPTION = click.option(
     is_flag=True,
     help="On an error, raise it with its full traceback instead of printing one line "
     "(the exit code is then Python's, 1).",
+)
+
+
+QUIET_OPTION = click.option(
+    "--quiet",
+    "-q",
+    is_flag=True,
+    help="Print nothing but errors (the exit code says how it went; --json still writes "
+    "the report).",
 )
 
 
@@ -242,6 +237,7 @@ nothing is written and the exit code is 1 (--force writes anyway, still exit 1).
     "outputs can differ from the original's in the last bits.",
 )
 @verification_options(gate=True)
+@QUIET_OPTION
 @TIMINGS_OPTION
 @DEBUG_OPTION
 def convert(
@@ -252,6 +248,7 @@ def convert(
     in_place: bool,
     profile_name: str | None,
     expand_functions: bool,
+    quiet: bool,
     debug: bool,
     verification: Verification,
     timings: bool,
@@ -264,50 +261,8 @@ def convert(
             default = default.with_name(f"{default.stem}.{profile.name}.onnx")
         output_path = _output_path(input_path, output_path, in_place, default)
         check_target_opset(opset)
-        if not dry_run:
-            check_destination(output_path)
-        proto = load_proto(input_path, infer_shapes=True, progress=progress)
-        source = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), None)
-        sparse = None
-        if profile is None and not verification.enabled:
-            # Only the nodes whose schema changes go through onnx_ir (maxlower.sparse).
-            with progress.stage(f"converting to opset {opset}"):
-                sparse = convert_sparse(
-                    proto, opset, str(input_path.parent), expand_functions=expand_functions
-                )
-        if sparse is not None:
-            rewrites = sparse.rewrites  # in graph order already
-            lowerings, model = [], None
-            checked = check_proto_result(sparse.proto, input_path.parent, progress)
-        else:
-            model = model_from_proto(proto, input_path, progress)
-            del proto
-            verification.remember(model)
-            with progress.stage(f"converting to opset {opset}"):
-                original_nodes = _family_node_order(model)
-                converted = convert_typed_model(model, opset, expand_functions=expand_functions)
-                rewrites = in_graph_order(converted, original_nodes)
-            lowerings = _lower(model, profile, progress, typed=False) if profile else []
-            checked = check_result(model, progress)
-
-        lines = [f"{input_path}: opset {_opset_text(source)} → {opset}"]
-        lines += [f"  {_rewrite_line(r)}" for r in rewrites] or [
-            "  no Max-family node needed rewriting"
-        ]
-        if profile is not None:
-            lines += _lowering_lines(profile, lowerings)
-        echo("\n".join(lines))
-        with _verifying(progress, verification):
-            allowed = verification.allows_writing(model, None if dry_run else output_path)
-        if not allowed:
-            verification.finish()
-        if dry_run:
-            echo(f"dry run: {output_path} not written")
-        else:
-            check_output(output_path, input_path, checked.base_dirs)
-            write_checked(checked, output_path, progress=progress)
-            echo(f"wrote {output_path}")
-        verification.finish()
+        job = Job(opset, profile, expand_functions)
+        _run_and_write(input_path, output_path, job, dry_run, quiet, verification, progress)
 
 
 @cli.command(
@@ -364,6 +319,7 @@ says what P would have to accept. An unknown or malformed profile is exit code 2
     help="Allow replacing IN with the result (the default OUT becomes IN).",
 )
 @verification_options(gate=True)
+@QUIET_OPTION
 @TIMINGS_OPTION
 @DEBUG_OPTION
 def lower(
@@ -372,6 +328,7 @@ def lower(
     output_path: pathlib.Path | None,
     dry_run: bool,
     in_place: bool,
+    quiet: bool,
     debug: bool,
     verification: Verification,
     timings: bool,
@@ -381,26 +338,57 @@ def lower(
         profile = load_profile(profile_name)
         default = input_path.with_name(f"{input_path.stem}.{profile.name}.onnx")
         output_path = _output_path(input_path, output_path, in_place, default)
-        if not dry_run:
-            check_destination(output_path)
-        model = load_model(input_path, infer_shapes=True, progress=progress)
-        verification.remember(model)
-        lowerings = _lower(model, profile, progress, typed=True)
-        checked = check_result(model, progress)
+        job = Job(profile=profile)
+        _run_and_write(input_path, output_path, job, dry_run, quiet, verification, progress)
 
-        lines = [f"{input_path}: opset {_opset_text(model.opset_imports.get(''))}"]
-        echo("\n".join(lines + _lowering_lines(profile, lowerings)))
+
+def _run_and_write(
+    input_path: pathlib.Path,
+    output_path: pathlib.Path,
+    job: Job,
+    dry_run: bool,
+    quiet: bool,
+    verification: Verification,
+    progress: Progress,
+) -> None:
+    """What `convert` and `lower` do once their options are read: the pipeline, the
+    report, --verify, --json, and the output file."""
+    if not dry_run:
+        check_destination(output_path)
+    prepared = load_proto(input_path, progress=progress)
+    base_dir = input_path.parent
+    original = None
+    if verification.enabled:  # the input as it is before the pipeline changes it
+        original = in_memory(prepared, base_dir)
+    outcome = pipeline.run(prepared, job, base_dir, progress=progress)
+    report = outcome.report
+    if not quiet:
+        target = f" → {job.opset}" if job.opset is not None else ""
+        header = f"{input_path}: opset {_opset_text(report.source_opset)}{target}"
+        echo("\n".join([header, *report.lines()]))
+    allowed = True
+    if original is not None:
         with _verifying(progress, verification):
-            allowed = verification.allows_writing(model, None if dry_run else output_path)
-        if not allowed:
-            verification.finish()
-        if dry_run:
-            echo(f"dry run: {output_path} not written")
-        else:
-            check_output(output_path, input_path, checked.base_dirs)
-            write_checked(checked, output_path, progress=progress)
-            echo(f"wrote {output_path}")
+            allowed = verification.allows_writing(
+                original,
+                in_memory(outcome.proto, outcome.checked.base_dirs),
+                None if dry_run else output_path,
+            )
+    if verification.json_path is not None:
+        verdict = verification.report.to_dict() if verification.report else None
+        document = {"input": str(input_path), **report.to_dict(), "verification": verdict}
+        atomic_write_text(verification.json_path, json.dumps(document, indent=2) + "\n")
+    if not allowed:
         verification.finish()
+    if dry_run:
+        if not quiet:
+            echo(f"dry run: {output_path} not written")
+    else:
+        check_output(output_path, input_path, outcome.checked.base_dirs)
+        write_checked(outcome.checked, output_path, progress=progress)
+        if not quiet:
+            echo(f"wrote {output_path}")
+    verification.finish()
 
 
 @cli.command(
@@ -444,25 +432,6 @@ def _output_path(
     return output_path
 
 
-def _lower(model: ir.Model, profile: Profile, progress: Progress, typed: bool) -> list[Lowering]:
-    """Lower in place for `profile`; a converted model first gets the types of the values
-    conversion added."""
-    with progress.stage(f"lowering for profile {profile.name!r}"):
-        if not typed:
-            infer_shapes(model)
-        return lower_typed_model(model, profile)
-
-
-def _lowering_lines(profile: Profile, lowerings: list[Lowering]) -> list[str]:
-    if not lowerings:
-        return [f"  profile {profile.name!r}: every node is accepted as it is"]
-    return [
-        f"  profile {profile.name!r}: {x.where}: node {x.node!r} {x.op_type} "
-        f"({x.rejection}): {' → '.join(x.steps)}, {x.nodes_after} nodes"
-        for x in lowerings
-    ]
-
-
 @cli.command(
     help=f"""List the Max-family nodes of IN and, with --opset, what conversion would do.
 
@@ -498,8 +467,10 @@ def inspect(input_path: pathlib.Path, opset: int | None, debug: bool) -> None:
     with _errors_to_exit_codes(debug):
         if opset is not None:
             check_target_opset(opset)
-        model = load_model(input_path)
-        plan = plan_conversion(model, opset) if opset is not None else None
+        prepared = load_proto(input_path)
+        base_dir = str(input_path.parent)
+        plan = plan_conversion(prepared, base_dir, opset) if opset is not None else None
+        model = model_from_proto(prepared, base_dir)
         nodes = family_nodes(model)
 
         source = model.opset_imports.get("")
@@ -523,7 +494,7 @@ def inspect(input_path: pathlib.Path, opset: int | None, debug: bool) -> None:
             if others:
                 echo("\nnodes that conversion creates are rewritten in turn:")
                 for rewrite in others:
-                    echo(f"  {_rewrite_line(rewrite)}")
+                    echo(f"  {pipeline.rewrite_line(rewrite)}")
             if plan.error is not None:
                 echo(
                     f"\nconversion to opset {opset} would fail at node "
@@ -578,16 +549,6 @@ def _verifying(progress: Progress, verification: Verification):
     return progress.stage("verifying: both models on seeded trials", prints=True)
 
 
-def _family_node_order(model) -> list[FamilyNode]:
-    """The family nodes as `in_graph_order` needs them: where and which, in graph order."""
-    return [
-        place_of(name, node)
-        for name, container, _ in containers(model)
-        for node in ir.traversal.RecursiveGraphIterator(container)
-        if node.domain == "" and node.op_type in FAMILY
-    ]
-
-
 def _plan_lines(plan: Plan, node: FamilyNode) -> list[str]:
     target = schema_version(node.op_type, plan.opset)
     if plan.error is not None:
@@ -603,13 +564,6 @@ def _plan_lines(plan: Plan, node: FamilyNode) -> list[str]:
         f"at opset {plan.opset}: {node.op_type} {r.from_version}→{r.to_version}: {r.what}"
         for r in rewrites
     ]
-
-
-def _rewrite_line(rewrite: Rewrite) -> str:
-    return (
-        f"{rewrite.where}: node {rewrite.node!r} {rewrite.op_type} "
-        f"{rewrite.from_version}→{rewrite.to_version}: {rewrite.what}"
-    )
 
 
 def _opset_text(opset: int | None) -> str:

@@ -9,7 +9,6 @@ from collections.abc import Iterable, Iterator
 import onnx
 import onnx_ir as ir
 
-from maxlower.api import convert_ir_model
 from passes import graph_utils
 from passes.builder import FAMILY, schema_version
 from passes.errors import ConversionError
@@ -79,13 +78,18 @@ def family_nodes(model: ir.Model, *, infer_shapes: bool = True) -> list[FamilyNo
     return found
 
 
-def plan_conversion(model: ir.Model, opset: int) -> Plan:
-    """Convert a clone of `model` to `opset` and record the outcome.
+def plan_conversion(prepared: onnx.ModelProto, base_dir: str, opset: int) -> Plan:
+    """Convert a copy of `prepared` (what maxlower.pipeline.prepare returns) to `opset`, as
+    `maxlower convert` would, and record the outcome.
 
     InvalidModelError (e.g. an opset out of range) propagates; ConversionError is kept.
     """
+    from maxlower.pipeline import Job, run
+
+    copy = onnx.ModelProto()
+    copy.CopyFrom(prepared)
     try:
-        return Plan(opset, convert_ir_model(model.clone(), opset))
+        return Plan(opset, run(copy, Job(opset), base_dir).report.rewrites)
     except ConversionError as error:
         return Plan(opset, [], error)
 

@@ -1,9 +1,9 @@
 """Reading, checking and writing model files for the command line: clear errors, atomic
 writes, weights never in memory.
 
-    load_model(path)                      checked onnx_ir model; external data stays lazy
-    load_model(path, infer_shapes=True)   ...with the types shape inference gives
-    save_model_atomic(model, path)        checked, then written through temporary files
+    load_proto(path)                      the checked, typed protobuf (pipeline.prepare)
+    load_model(path)                      the same in onnx_ir; external data stays lazy
+    check_result(model) / write_checked   checked, then written through temporary files
 
 The protobuf is parsed without its external data, checked (onnx.checker, full check) and
 shape-inferred by onnx's C++ code, and only then turned into onnx_ir, once. Writing goes the
@@ -36,7 +36,7 @@ import onnx_ir as ir
 from google.protobuf.message import DecodeError
 
 from maxlower.api import InvalidModelError, deserialize
-from maxlower.safety import check_model_data, deferred_interrupts, describe_invalid
+from maxlower.safety import deferred_interrupts
 from passes.graph_utils import (
     SHAPE_SOURCES,
     data_propagation_affordable,
@@ -139,63 +139,33 @@ QUIET = Progress(enabled=False)
 # --- loading ------------------------------------------------------------------------------
 
 
-def load_model(
-    path: str | os.PathLike,
-    *,
-    check: bool = True,
-    infer_shapes: bool = False,
-    progress: Progress = QUIET,
-) -> ir.Model:
-    """Load an ONNX file into onnx_ir; InvalidModelError if it is missing, unreadable, or
-    (with `check`) not a valid model by `onnx.checker` with full_check.
-
-    With `infer_shapes` (which needs `check`), values carry the element types and shapes
-    ONNX shape inference gives, as `passes.graph_utils.infer_shapes` sets them (data
-    propagation where affordable). External data is neither read nor copied.
-    """
+def load_model(path: str | os.PathLike, *, progress: Progress = QUIET) -> ir.Model:
+    """Load an ONNX file into onnx_ir, checked and typed (`load_proto`); InvalidModelError
+    if it is missing, unreadable or not a valid model. External data stays lazy."""
     path = pathlib.Path(path)
-    proto = load_proto(path, check=check, infer_shapes=infer_shapes, progress=progress)
-    return model_from_proto(proto, path, progress)
+    return model_from_proto(load_proto(path, progress=progress), path.parent, progress)
 
 
-def load_proto(
-    path: str | os.PathLike,
-    *,
-    check: bool = True,
-    infer_shapes: bool = False,
-    progress: Progress = QUIET,
-) -> onnx.ModelProto:
-    """`load_model` up to the protobuf: parsed without its external data (whose files are
-    checked to exist and be long enough), checked, and with `infer_shapes` typed."""
+def load_proto(path: str | os.PathLike, *, progress: Progress = QUIET) -> onnx.ModelProto:
+    """The file's model, parsed without its external data and made ready for the pipeline
+    (`maxlower.pipeline.prepare`: opset imports normalised, the safety rules, the full
+    check, and the value types shape inference gives)."""
+    from maxlower.pipeline import prepare
+
     path = pathlib.Path(path)
-    if infer_shapes and not check:
-        raise ValueError("infer_shapes needs check: inference is run with the full check")
     with progress.stage(f"loading {path}"):
         proto = read_model_proto(path)
-    with progress.stage("checking strings and external data references (maxlower.safety)"):
-        check_model_data(proto, path)  # before any external byte is read or even stat'ed
-        _check_external_data(proto, path)
-    if check:
-        with progress.stage("checking the input (onnx.checker, full check)"):
-            try:
-                inferred = check_and_infer(proto, path.parent)
-            except _CHECK_ERRORS as error:
-                raise InvalidModelError(
-                    f"{path}: the model is not valid ONNX ({describe_invalid(proto, error)})"
-                ) from None
-        if infer_shapes:
-            proto = inferred
-    return proto
+    return prepare(proto, path, progress=progress)
 
 
 def model_from_proto(
-    proto: onnx.ModelProto, path: str | os.PathLike, progress: Progress = QUIET
+    proto: onnx.ModelProto, base_dir: str | os.PathLike, progress: Progress = QUIET
 ) -> ir.Model:
-    """The onnx_ir model of a protobuf read from `path`; its external tensors are read
-    (lazily) from beside `path`."""
+    """The onnx_ir model of a protobuf whose external tensors lie in `base_dir` (they are
+    read lazily from there)."""
     with progress.stage("building the graph"):
-        model = deserialize(proto, path)
-        ir.external_data.set_base_dir(model.graph, str(pathlib.Path(path).parent))
+        model = deserialize(proto)
+        ir.external_data.set_base_dir(model.graph, str(base_dir))
     return model
 
 
@@ -447,17 +417,10 @@ def check_proto_result(
     with progress.stage("checking the result (onnx.checker, full check)"):
         base_dirs = {
             _location(t): str(base_dir)
-            for t in _initializer_protos(proto.graph)
+            for t in initializer_protos(proto.graph)
             if t.data_location == onnx.TensorProto.EXTERNAL
         }
         return CheckedModel(check_and_infer(proto, base_dirs), base_dirs)
-
-
-def save_model_atomic(
-    model: ir.Model, path: str | os.PathLike, *, progress: Progress = QUIET
-) -> pathlib.Path:
-    """`write_checked(check_result(model), path)`: nothing is written if the check fails."""
-    return write_checked(check_result(model, progress), path, progress=progress)
 
 
 def save_model_file(proto: onnx.ModelProto, path: str) -> None:
@@ -529,7 +492,7 @@ def _write_external_data(
     its TensorProto at `data_name`, the name the file will have. Small external tensors
     are read into the protobuf."""
     large, sources = [], []
-    for tensor in _initializer_protos(proto.graph):
+    for tensor in initializer_protos(proto.graph):
         external = tensor.data_location == onnx.TensorProto.EXTERNAL
         source = ir.serde.deserialize_tensor(
             tensor, base_dirs.get(_location(tensor), "") if external else ""
@@ -569,7 +532,7 @@ def _write_external_data(
             entry.key, entry.value = key, value
 
 
-def _initializer_protos(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
+def initializer_protos(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
     """The initializers of `graph` and of every subgraph inside it, in order."""
     for each in graph_protos(graph):
         yield from each.initializer
@@ -597,31 +560,6 @@ def _external_tensors(model: ir.Model) -> list[ir.ExternalTensor]:
         for value in graph.initializers.values()
         if isinstance(value.const_value, ir.ExternalTensor)
     ]
-
-
-def _has_external_tensors(model: ir.Model) -> bool:
-    return bool(_external_tensors(model))
-
-
-def _check_external_data(proto: onnx.ModelProto, path: pathlib.Path) -> None:
-    """Tensors load lazily, so a missing data file would only surface when writing."""
-    sizes: dict[str, int | None] = {}
-    for tensor in _initializer_protos(proto.graph):
-        if tensor.data_location != onnx.TensorProto.EXTERNAL:
-            continue
-        entries = {e.key: e.value for e in tensor.external_data}
-        location = entries.get("location", "")
-        data = path.parent / location
-        if location not in sizes:
-            sizes[location] = data.stat().st_size if data.is_file() else None
-        size = sizes[location]
-        offset, length = int(entries.get("offset") or 0), entries.get("length")
-        if size is None or (length is not None and offset + int(length) > size):
-            problem = "is missing" if size is None else "is shorter than the model says"
-            raise InvalidModelError(
-                f"{path}: the external data file {location!r} of tensor "
-                f"{tensor.name!r} {problem} (looked in {str(data.parent)!r})"
-            )
 
 
 def _copy_mode(existing: pathlib.Path, temp_name: str) -> None:

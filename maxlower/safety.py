@@ -93,7 +93,7 @@ def check_model_data(proto: onnx.ModelProto, path: str | os.PathLike) -> None:
     _check_text(proto, path)
     directory = path.parent
     files: dict[str, os.stat_result] = {}
-    for tensor, where in _tensors(proto):
+    for tensor, where in tensors(proto):
         if tensor.data_location == onnx.TensorProto.EXTERNAL:
             _check_external(tensor, where, path, directory, files)
         else:
@@ -189,7 +189,7 @@ def _not_utf8(message) -> tuple[str, bytes] | None:
     return None
 
 
-def _tensors(proto: onnx.ModelProto) -> Iterator[tuple[onnx.TensorProto, str]]:
+def tensors(proto: onnx.ModelProto) -> Iterator[tuple[onnx.TensorProto, str]]:
     """Every TensorProto of the model, with where it is: initializers, sparse ones, and
     tensor attributes, in the main graph, every subgraph and every function."""
     yield from _graph_tensors(proto.graph, "main graph")

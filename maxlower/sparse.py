@@ -3,7 +3,7 @@
     nodes whose schema version is the same at source and target   stay protobuf, untouched
     the others, with the Constant nodes that feed them             become a small onnx_ir
                                                                    model, converted by
-                                                                   `convert_typed_model`
+                                                                   `ConvertToOpsetPass`
     the result                                                     is spliced back in place
 
 Converting to another opset changes only default-domain nodes whose schema version differs
@@ -46,15 +46,18 @@ import dataclasses
 import onnx
 import onnx_ir as ir
 
-from maxlower.api import check_target_opset, convert_typed_model, deserialize
+from maxlower.api import check_target_opset, deserialize
 from maxlower.inspect import family_nodes_of_graph_proto, in_graph_order
 from maxlower.replay import Template, signature_groups
 from passes.builder import FAMILY, schema_version
 from passes.graph_utils import node_label, subgraphs
 from passes.version.convert import Rewrite
+from passes.version.other_ops import OtherOpConversion
 from passes.version.registry import ADAPTERS, kept_as_is, version_path
+from passes.version.to_opset import ConvertToOpsetPass
 
 ANCHOR_DOMAIN = "maxlower.sparse"
+_Step = Rewrite | OtherOpConversion  # one line of the report, about one node
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 
 
@@ -62,6 +65,7 @@ _DEFAULT_DOMAINS = ("", "ai.onnx")
 class SparseConversion:
     proto: onnx.ModelProto  # converted in place; not checked yet
     rewrites: list[Rewrite]  # in graph order
+    conversions: list[OtherOpConversion]  # in graph order
     changed_nodes: int  # how many nodes went through onnx_ir
 
 
@@ -69,9 +73,9 @@ def convert_sparse(
     proto: onnx.ModelProto, opset: int, base_dir: str, *, expand_functions: bool = False
 ) -> SparseConversion | None:
     """Convert `proto` (checked, with inferred value types) to `opset` in place, as
-    `convert_typed_model` would convert the whole model. External tensors are read lazily
+    ConvertToOpsetPass would convert the whole model. External tensors are read lazily
     from `base_dir`. Returns None, having changed nothing, when the model needs the full
-    path. Raises what `convert_typed_model` raises."""
+    path. Raises what ConvertToOpsetPass raises."""
     check_target_opset(opset)
     source = _default_opset(proto)
     graph = proto.graph
@@ -108,6 +112,7 @@ class _SmallConversion:
     initial: dict[str, ir.TensorProtocol]
     typed_before: dict[str, tuple]
     rewrites: list[Rewrite]  # in graph order
+    conversions: list[OtherOpConversion]  # in graph order
 
     @classmethod
     def run(
@@ -134,19 +139,27 @@ class _SmallConversion:
             for value in node.outputs
         }
         # Only the small model's nodes can be rewritten, and it holds them in graph order.
-        rewrites = in_graph_order(
-            convert_typed_model(model, opset, expand_functions=expand_functions),
-            family_nodes_of_graph_proto(partial.graph.node),
-        )
+        result = ConvertToOpsetPass(opset, expand_functions=expand_functions)(model)
+        rewrites = in_graph_order(result.rewrites, family_nodes_of_graph_proto(partial.graph.node))
         groups = _groups(model.graph, anchors)
         if groups is None or not _boundary_kept(model, boundary):
             return None
-        return cls(indices, partial, model, originals, groups, initial, typed_before, rewrites)
+        return cls(
+            indices,
+            partial,
+            model,
+            originals,
+            groups,
+            initial,
+            typed_before,
+            rewrites,
+            result.conversions,
+        )
 
     def copies(
         self, nodes: list[onnx.NodeProto], alike: dict[int, list[int]]
-    ) -> dict[int, tuple[onnx.NodeProto, list[Rewrite]]] | None:
-        """{index: (converted node, its rewrites)} for the nodes that copy the first of
+    ) -> dict[int, tuple[onnx.NodeProto, list[_Step]]] | None:
+        """{index: (converted node, its report entries)} for the nodes that copy the first of
         their group, or None if some first node's conversion cannot be copied."""
         now = self.model.graph.initializers
         if any(
@@ -170,7 +183,8 @@ class _SmallConversion:
             template = Template.of(nodes[first], node, self.groups[k], new_initializers, unchanged)
             if template is None:
                 return None
-            steps = [r for r in self.rewrites if r.node == node_label(node)]
+            label = node_label(node)
+            steps = [r for r in [*self.rewrites, *self.conversions] if r.node == label]
             for i in others:
                 other = template.apply(nodes[i])
                 label = node_label(other)
@@ -181,13 +195,24 @@ class _SmallConversion:
         self,
         proto: onnx.ModelProto,
         nodes: list[onnx.NodeProto],
-        copies: dict[int, tuple[onnx.NodeProto, list[Rewrite]]],
+        copies: dict[int, tuple[onnx.NodeProto, list[_Step]]],
     ) -> SparseConversion:
         graph = proto.graph
-        rewrites = self.rewrites
+        rewrites, conversions = self.rewrites, self.conversions
         if copies:  # (before splicing, which renames the nodes of `nodes` it replaces)
             steps = [r for _, copied in copies.values() for r in copied]
-            rewrites = in_graph_order([*rewrites, *steps], family_nodes_of_graph_proto(nodes))
+            copied_rewrites = [r for r in steps if isinstance(r, Rewrite)]
+            rewrites = in_graph_order(
+                [*rewrites, *copied_rewrites], family_nodes_of_graph_proto(nodes)
+            )
+            position: dict[str, int] = {}
+            for i, node in enumerate(nodes):
+                position.setdefault(node.name or f"<unnamed {node.op_type}>", i)
+            copied_conversions = [c for c in steps if isinstance(c, OtherOpConversion)]
+            conversions = sorted(
+                [*conversions, *copied_conversions],
+                key=lambda c: position.get(c.node, len(nodes)),
+            )
         replaced = {
             i: [ir.serde.serialize_node(n) for n in group]
             for i, group in zip(self.indices, self.groups)
@@ -198,7 +223,7 @@ class _SmallConversion:
         _splice_value_info(graph, self.partial, self.model.graph, self.initial, self.typed_before)
         _splice_opsets(proto, self.model)
         proto.ir_version = self.model.ir_version
-        return SparseConversion(proto, rewrites, len(self.indices))
+        return SparseConversion(proto, rewrites, conversions, len(self.indices))
 
 
 def _default_opset(proto: onnx.ModelProto) -> int | None:
@@ -345,13 +370,23 @@ def _partial_model(
     small.output.extend(onnx.ValueInfoProto(name=n) for n in dict.fromkeys(outputs))
     typing = {n: types[n] for n in [*inputs, *outputs] if n in types}
     typing.update((n, types[n]) for n in made if n in types and n not in read_outside)
+    # An initializer the small model holds and also returns (the rest of the graph reads it)
+    # would lose its type to the untyped output ValueInfoProto: it gets its tensor's.
+    typing.update(
+        (n, _tensor_value_info(initializers[n])) for n in outputs if n in held and n not in typing
+    )
     return indices, partial, typing
+
+
+def _tensor_value_info(tensor: onnx.TensorProto) -> onnx.ValueInfoProto:
+    return onnx.helper.make_tensor_value_info(tensor.name, tensor.data_type, list(tensor.dims))
 
 
 def _type_values(graph: ir.Graph, typing: dict[str, onnx.ValueInfoProto]) -> None:
     """Give the small model's values the types and shapes of their ValueInfoProtos, as
     deserialising them would, deserialising each distinct TypeProto once."""
     values = {v.name: v for v in graph.inputs}
+    values.update(graph.initializers)
     values.update((v.name, v) for node in graph for v in node.outputs)
     cache: dict[bytes, tuple] = {}
     for name, info in typing.items():

@@ -50,7 +50,8 @@ def test_negative_case_raises(case):
 @pytest.mark.parametrize("case", POSITIVE)
 def test_golden_text_and_steps(case):
     assert case.expected_text, f"{case.name} has no expect block: run python -m tests.golden"
-    lowered, lowerings = lower_with_report(case.source_model(), case.profile())
+    lowered, report = lower_with_report(case.source_model(), case.profile())
+    lowerings = report.lowerings
     expected = onnx.parser.parse_model(case.expected_text)
     assert canonical_text(lowered) == canonical_text(expected)
     used = {step for lowering in lowerings for step in lowering.steps}

@@ -14,14 +14,15 @@ from click.testing import CliRunner
 from onnx import TensorProto, helper, numpy_helper
 
 import maxlower
-from maxlower.api import InvalidModelError, convert_ir_model, convert_typed_model
+from maxlower import pipeline
+from maxlower.api import InvalidModelError
 from maxlower.cli import cli
 from maxlower.io import (
     Progress,
     check_and_infer,
     check_result,
     load_model,
-    save_model_atomic,
+    load_proto,
     write_checked,
 )
 from maxlower.runtime import bit_equal, run_model
@@ -57,13 +58,13 @@ def _case_models():
 
 @pytest.mark.parametrize("name, proto", list(_case_models()), ids=lambda x: str(x)[:40])
 def test_loaded_types_are_those_of_the_shape_inference_pass(tmp_path, name, proto):
-    """load_model(infer_shapes=True) types values as ShapeInferencePass(strict_mode=False)
+    """load_model types values as ShapeInferencePass(strict_mode=False)
     does on the model that onnx_ir loads, with one C++ inference instead of a round trip."""
     path = tmp_path / "model.onnx"
     onnx.save(proto, path)
     expected = ir.load(path)
     infer_shapes(expected)
-    loaded = load_model(path, infer_shapes=True)
+    loaded = load_model(path)
     assert _types(loaded) == _types(expected)
     assert [n.op_type for n in loaded.graph] == [n.op_type for n in expected.graph]
 
@@ -203,11 +204,11 @@ def test_converted_weights_are_copied_not_read(tmp_path, monkeypatch):
         return original_load(self)
 
     monkeypatch.setattr(ir.ExternalTensor, "_load", recording_load)
-    model = load_model(source, infer_shapes=True)
-    rewrites = convert_typed_model(model, 13)
+    outcome = _convert(source, 13)
+    rewrites = outcome.report.rewrites
     out_dir = tmp_path / "out"
     out_dir.mkdir()
-    write_checked(check_result(model), out_dir / "converted.onnx")
+    write_checked(outcome.checked, out_dir / "converted.onnx")
     monkeypatch.undo()
 
     assert set(read) == {"small"}  # read by both checks and inlined in the output
@@ -264,10 +265,9 @@ def test_a_failed_write_leaves_the_old_files_and_no_temporaries(tmp_path, monkey
         raise OSError(28, "No space left on device", str(relative_path))
 
     monkeypatch.setattr(ir.external_data, "convert_tensors_to_external", failing_copy)
-    model = load_model(source, infer_shapes=True)
-    convert_typed_model(model, 13)
+    outcome = _convert(source, 13)
     with pytest.raises(InvalidModelError, match="No space left on device"):
-        write_checked(check_result(model), out)
+        write_checked(outcome.checked, out)
     assert sorted(p.name for p in tmp_path.iterdir()) == listing
     assert out.read_bytes() == b"old model"
     assert pathlib.Path(f"{out}.data").read_bytes() == b"old data"
@@ -277,29 +277,43 @@ def test_a_model_that_fails_the_check_is_not_written(tmp_path):
     model = ir.serde.deserialize_model(_invalid_by_inference_only())
     out = tmp_path / "out.onnx"
     with pytest.raises(onnx.shape_inference.InferenceError):
-        save_model_atomic(model, out)
+        write_checked(check_result(model), out)
     assert list(tmp_path.iterdir()) == []
 
 
-def test_cli_and_library_paths_write_the_same_model(tmp_path, monkeypatch):
-    """convert_typed_model + write_checked (the CLI) against convert_ir_model + the
-    library's own shape inference and check: same graph, same value types."""
+def test_cli_and_library_write_the_same_model_with_external_data(tmp_path):
+    """The command line (a file: data stays external) and the library (a model loaded
+    with its data) run one pipeline: same nodes, same value types, same weights."""
     source = write_external_model(tmp_path)
-    # onnx.checker, given a ModelProto, looks for small external tensors' files relative
-    # to the working directory; the library path (CheckerPass) depends on that.
-    monkeypatch.chdir(tmp_path)
-    library = ir.load(source)
-    convert_ir_model(library, 13)
-    typed = load_model(source, infer_shapes=True)
-    convert_typed_model(typed, 13)
-    checked = check_result(typed).proto
-    expected = ir.serde.serialize_model(library)
-    assert [n.SerializeToString() for n in checked.graph.node] == [
-        n.SerializeToString() for n in expected.graph.node
+    result = CliRunner().invoke(cli, ["convert", str(source), "--opset", "13", "-o", str(tmp_path / "cli.onnx")])
+    assert result.exit_code == 0, result.output
+    written = onnx.load(tmp_path / "cli.onnx")
+    library = maxlower.convert(onnx.load(source), 13)
+    assert [n.SerializeToString() for n in written.graph.node] == [
+        n.SerializeToString() for n in library.graph.node
     ]
-    assert {v.name: v.type for v in checked.graph.value_info} == {
-        v.name: v.type for v in expected.graph.value_info
+    assert {v.name: v.type for v in written.graph.value_info} == {
+        v.name: v.type for v in library.graph.value_info
     }
+    assert _weights_of(tmp_path / "cli.onnx").keys() == {
+        t.name for t in library.graph.initializer
+    }
+
+
+def test_the_library_refuses_external_data_it_cannot_locate(tmp_path):
+    """A ModelProto loaded without its data, and no base_dir: the data's directory is
+    unknown, so it is refused rather than looked up relative to the working directory."""
+    source = write_external_model(tmp_path)
+    unloaded = onnx.load(source, load_external_data=False)
+    with pytest.raises(InvalidModelError, match="base_dir"):
+        maxlower.convert(unloaded, 13)
+    converted = maxlower.convert(unloaded, 13, base_dir=tmp_path)
+    assert converted.opset_import[0].version == 13
+
+
+def _convert(source: pathlib.Path, opset: int) -> pipeline.Outcome:
+    """What `maxlower convert` does before writing."""
+    return pipeline.run(load_proto(source), pipeline.Job(opset), source.parent)
 
 
 # --- progress -----------------------------------------------------------------------------
@@ -370,11 +384,12 @@ def test_external_axes_are_read_for_the_check_and_the_conversion(tmp_path):
         t for t in onnx.load(path, load_external_data=False).graph.initializer if t.name == "axes"
     )
     assert axes.data_location == TensorProto.EXTERNAL
-    model = load_model(path, infer_shapes=True)
+    model = load_model(path)
     assert model.graph.node(0).outputs[0].shape == ir.Shape([1, WEIGHT_SHAPE[1]])
-    rewrites = convert_typed_model(model, 13)
+    outcome = _convert(path, 13)
+    rewrites = outcome.report.rewrites
     assert "constant axes input moved to the attribute axes=[0]" in {r.what for r in rewrites}
-    write_checked(check_result(model), tmp_path / "out.onnx")
+    write_checked(outcome.checked, tmp_path / "out.onnx")
     onnx.checker.check_model(str(tmp_path / "out.onnx"), full_check=True)
     assert all(map(bit_equal, _outputs(path), _outputs(tmp_path / "out.onnx")))
 
@@ -393,7 +408,7 @@ def test_dims_computed_from_shape_are_inferred(tmp_path):
     ReduceMax instead of the Loop that an unknown dim needs."""
     path = tmp_path / "m.onnx"
     onnx.save(onnx.parser.parse_model(SHAPE_COMPUTED), path)
-    loaded = load_model(path, infer_shapes=True)
+    loaded = load_model(path)
     expand = next(n for n in loaded.graph if n.op_type == "Expand")
     assert list(expand.outputs[0].shape) == [2, 3]
     lowered = maxlower.lower(onnx.load(path), "primitives")

@@ -13,11 +13,11 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from maxlower.api import convert_typed_model
-from maxlower.cli import _family_node_order
+from maxlower.pipeline import _family_node_order
 from maxlower.inspect import in_graph_order
 from maxlower.io import check_and_infer, check_result, load_proto, model_from_proto
 from maxlower.sparse import ANCHOR_DOMAIN, convert_sparse
+from passes.version.to_opset import ConvertToOpsetPass
 from tests.conformance import family_cases
 from tests.example_models import EXAMPLE_MODELS
 from tests.fixtures.catalog import fixtures
@@ -62,14 +62,15 @@ def both_paths(path: pathlib.Path, target: int) -> tuple[tuple, tuple | None]:
     """(full path, sparse path) outcomes; the sparse one is None if it declined."""
     base_dir = str(path.parent)
 
-    def full():  # what `maxlower convert` does when it takes the full path
-        model = model_from_proto(load_proto(path, infer_shapes=True), path)
+    def full():  # what the pipeline does when the whole graph goes through onnx_ir
+        model = model_from_proto(load_proto(path), base_dir)
         order = _family_node_order(model)
-        rewrites = in_graph_order(convert_typed_model(model, target), order)
+        result = ConvertToOpsetPass(target)(model)
+        rewrites = in_graph_order(result.rewrites, order)
         return check_result(model).proto, rewrites
 
     def sparse():
-        result = convert_sparse(load_proto(path, infer_shapes=True), target, base_dir)
+        result = convert_sparse(load_proto(path), target, base_dir)
         if result is None:
             return None
         return check_and_infer(result.proto, base_dir), result.rewrites
@@ -131,7 +132,7 @@ def test_the_sparse_path_writes_what_the_full_path_writes(corpus):
 
 def test_models_with_subgraphs_or_functions_are_declined_untouched(tmp_path):
     path = ROOT / "examples" / "models" / "nested_opset18.onnx"
-    proto = load_proto(path, infer_shapes=True)
+    proto = load_proto(path)
     before = proto.SerializeToString(deterministic=True)
     assert convert_sparse(proto, 13, str(path.parent)) is None
     assert proto.SerializeToString(deterministic=True) == before
@@ -159,7 +160,7 @@ def test_only_changing_nodes_go_through_onnx_ir_and_no_anchor_is_left(tmp_path):
     )
     path = tmp_path / "small.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), path)
-    result = convert_sparse(load_proto(path, infer_shapes=True), 13, str(tmp_path))
+    result = convert_sparse(load_proto(path), 13, str(tmp_path))
     assert result is not None and result.changed_nodes == 2
     nodes = result.proto.graph.node
     assert [n.op_type for n in nodes] == ["Abs", "ReduceMax", "Max"]  # the Constant went
@@ -191,7 +192,7 @@ def test_nodes_a_type_only_step_keeps_stay_protobuf(tmp_path):
     path = tmp_path / "mixed.onnx"
     original = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
     onnx.save(original, path)
-    result = convert_sparse(load_proto(path, infer_shapes=True), 18, str(tmp_path))
+    result = convert_sparse(load_proto(path), 18, str(tmp_path))
     assert result is not None and result.changed_nodes == 1
     nodes = result.proto.graph.node
     assert nodes[0] == original.graph.node[0]
@@ -244,7 +245,7 @@ def test_nodes_that_convert_alike_go_through_onnx_ir_once(tmp_path):
     model is the full path's, rewrites included."""
     path = tmp_path / "fan13.onnx"
     onnx.save(_reduce_fan(13, [[1], [2]] * 3), path)
-    result = convert_sparse(load_proto(path, infer_shapes=True), 18, str(tmp_path))
+    result = convert_sparse(load_proto(path), 18, str(tmp_path))
     assert result is not None and result.changed_nodes == 2
     assert [r.node for r in result.rewrites] == [f"reduce{k}" for k in range(6)]
     assert [n.input[1] for n in result.proto.graph.node] == [
@@ -261,7 +262,7 @@ def test_alike_nodes_whose_conversion_drops_an_input_all_go_through_onnx_ir(tmp_
     path's."""
     path = tmp_path / "fan18.onnx"
     onnx.save(_reduce_fan(18, [[1], [1], [1]]), path)
-    result = convert_sparse(load_proto(path, infer_shapes=True), 13, str(tmp_path))
+    result = convert_sparse(load_proto(path), 13, str(tmp_path))
     assert result is not None and result.changed_nodes == 3
     assert not result.proto.graph.initializer
     full, sparse = both_paths(path, 13)
@@ -280,7 +281,7 @@ def test_rewrites_of_copies_and_of_replaced_nodes_keep_graph_order(tmp_path):
         }""")
     path = tmp_path / "m.onnx"
     onnx.save(model, path)
-    result = convert_sparse(load_proto(path, infer_shapes=True), 1, str(tmp_path))
+    result = convert_sparse(load_proto(path), 1, str(tmp_path))
     assert result is not None and result.changed_nodes == 2  # the second ReduceMax copied
     assert [r.node for r in result.rewrites] == ["max_v1", "reducemax_v2", "reducemax_v3"]
     full, sparse = both_paths(path, 1)

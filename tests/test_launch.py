@@ -84,7 +84,7 @@ def test_import_maxlower_is_light_and_reaches_submodules():
     code = (
         "import sys, maxlower\n"
         "assert 'onnx_ir' not in sys.modules and 'onnxruntime' not in sys.modules\n"
-        "print(maxlower.api.convert_ir_model.__name__, maxlower.profiles.load_profile.__name__)\n"
+        "print(maxlower.api.convert_with_report.__name__, maxlower.profiles.load_profile.__name__)\n"
         "import maxlower.lower\n"
         "print(callable(maxlower.lower), maxlower.lower.__name__)\n"
         "print('onnxruntime' in sys.modules)\n"
@@ -92,7 +92,7 @@ def test_import_maxlower_is_light_and_reaches_submodules():
     result = run_python(code)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
-        "convert_ir_model load_profile",
+        "convert_with_report load_profile",
         "True lower",
         "False",
     ]

@@ -22,7 +22,6 @@ import sys
 
 import click
 import onnx
-import onnx_ir as ir
 
 from maxlower.io import echo
 from maxlower.verify.report import DIFFERENT, EQUIVALENT, VerifyReport
@@ -61,7 +60,7 @@ class Verification:
     atol: float = 0.0
     strict: bool = False
     json_path: pathlib.Path | None = None
-    original: onnx.ModelProto | None = None
+    gate: bool = False  # on convert/lower: --json is their whole report, verdict included
     report: VerifyReport | None = None
 
     def run(self, reference, candidate) -> VerifyReport:
@@ -80,23 +79,19 @@ class Verification:
             atol=self.atol,
             strict=self.strict,
         )
-        if self.json_path is not None:
+        if self.json_path is not None and not self.gate:  # convert/lower write their own
             self.report.write_json(self.json_path)
         return self.report
 
-    def remember(self, model: ir.Model) -> None:
-        """Keep the model as it is before rewriting (only with --verify)."""
-        if self.enabled:
-            from maxlower.verify.core import _as_proto
-
-            self.original = _as_proto(model, "original")
-
-    def allows_writing(self, candidate: ir.Model, output_path: pathlib.Path | None) -> bool:
-        """Verify the rewrite against the remembered original and print the verdict. False
+    def allows_writing(
+        self,
+        original: onnx.ModelProto,
+        candidate: onnx.ModelProto,
+        output_path: pathlib.Path | None,
+    ) -> bool:
+        """Verify the rewrite of `original` into `candidate` and print the verdict. False
         means: do not write (the reason is printed); then call `finish`."""
-        if not self.enabled:
-            return True
-        report = self.run(self.original, candidate)
+        report = self.run(original, candidate)
         echo("verification: " + report.summary())
         if report.ok or output_path is None:
             return True
@@ -212,7 +207,8 @@ _INPUT_OPTIONS = [
         type=click.Path(path_type=pathlib.Path, dir_okay=False),
         default=None,
         metavar="PATH",
-        help="Also write the full report as JSON.",
+        help="Also write the full report as JSON (on convert and lower: what changed, "
+        "node by node, by kind, and the --verify verdict, if any).",
     ),
 ]
 _GATE_OPTIONS = [
@@ -259,12 +255,14 @@ def verification_options(command=None, *, gate: bool = False):
             used = [
                 _FLAGS[n]
                 for n, v in {**given, "force": force}.items()
-                if v is not None and v is not False and v != {}
+                if v is not None and v is not False and v != {} and n != "json_path"
             ]
             if not enabled and used:
                 raise click.UsageError(f"{', '.join(used)} only apply with --verify")
             options = {n: v for n, v in given.items() if v is not None}
-            kwargs["verification"] = Verification(enabled=enabled, force=bool(force), **options)
+            kwargs["verification"] = Verification(
+                enabled=enabled, force=bool(force), gate=gate, **options
+            )
             return function(*args, **kwargs)
 
         for option in reversed(_INPUT_OPTIONS + (_GATE_OPTIONS if gate else [])):

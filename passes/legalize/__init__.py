@@ -26,15 +26,16 @@ import dataclasses
 import itertools
 from typing import Protocol
 
-import onnx
 import onnx_ir as ir
 
 from passes.decompose import BY_NAME, DECOMPOSITIONS
 from passes.errors import ConversionError
+from passes.function_types import InferFunctionTypesPass
 from passes.graph_utils import containers, node_label
 from passes.legalize import cost
 from passes.legalize.apply import apply_decomposition
 from passes.legalize.scratch import MIRROR, Namer, Scratch, mirrors_of, signature, splice
+from passes.version.to_opset import min_ir_version
 
 
 class Profile(Protocol):
@@ -78,16 +79,24 @@ class _Cycle(Exception):
 MAX_DEPTH = 12  # nested rewrites of one node; ArgMax → ReduceMax → tree → Max → ... needs 5
 
 
+@dataclasses.dataclass
+class LegalizeResult(ir.passes.PassResult):
+    """LegalizePass's result: also each node it rewrote, why and into what."""
+
+    lowerings: list[Lowering] = dataclasses.field(default_factory=list)
+
+
 class LegalizePass(ir.passes.InPlacePass):
     """Make every default-domain node acceptable to `profile`, or raise ConversionError."""
 
     def __init__(self, profile: Profile) -> None:
         super().__init__()
         self.profile = profile
-        self.lowerings: list[Lowering] = []
 
-    def call(self, model: ir.Model) -> ir.passes.PassResult:
-        self.lowerings = []
+    def call(self, model: ir.Model) -> LegalizeResult:
+        if model.functions:  # function inputs are untyped: their calls say what they get
+            InferFunctionTypesPass()(model)
+        lowerings: list[Lowering] = []
         namer = Namer(model)
         for where, container, opsets in containers(model):
             opset = opsets.get("")
@@ -105,7 +114,7 @@ class LegalizePass(ir.passes.InPlacePass):
                     continue
                 form = planner.legal_form(node)
                 mirrors = mirrors_of(node)
-                self.lowerings.append(
+                lowerings.append(
                     Lowering(
                         places.get(id(node.graph), where),
                         node_label(node),
@@ -116,7 +125,9 @@ class LegalizePass(ir.passes.InPlacePass):
                     )
                 )
                 splice(form.graph.clone(), mirrors, node, namer)
-        return ir.passes.PassResult(model, bool(self.lowerings))
+        if lowerings:  # IR 4 lets the initializers rewrites add stand apart from the inputs
+            model.ir_version = max(model.ir_version, 4)
+        return LegalizeResult(model, bool(lowerings), lowerings)
 
 
 class _Planner:
@@ -126,7 +137,7 @@ class _Planner:
         self.profile = profile
         self.opset = opset
         self.in_function = in_function
-        self.ir_version = max(ir_version, _min_ir_version(opset), 4)
+        self.ir_version = max(ir_version, min_ir_version(opset), 4)
         self.counter = itertools.count()
         self.namer = Namer()  # scratch names only need to be unique; the final splice renames
         self._memo: dict[tuple, _Form | _NoForm] = {}
@@ -256,18 +267,11 @@ def _real_names(text: str, node: ir.Node) -> str:
     return text
 
 
-def _min_ir_version(opset: int) -> int:
-    try:
-        return onnx.helper.find_min_ir_version_for([onnx.helper.make_opsetid("", opset)])
-    except ValueError:
-        return 3
-
-
-def legalize(model: ir.Model, profile: Profile) -> list[Lowering]:
-    """Run LegalizePass on `model` in place and return what it rewrote."""
-    legalize_pass = LegalizePass(profile)
-    legalize_pass(model)
-    return legalize_pass.lowerings
-
-
-__all__ = ["BY_NAME", "LegalizePass", "Lowering", "Profile", "apply_decomposition", "legalize"]
+__all__ = [
+    "BY_NAME",
+    "LegalizePass",
+    "LegalizeResult",
+    "Lowering",
+    "Profile",
+    "apply_decomposition",
+]

@@ -1,13 +1,17 @@
-"""Exact version adapters for Max, ReduceMax and ArgMax, and the pass that applies them."""
+"""Exact version adapters for Max, ReduceMax and ArgMax, the passes that apply them, and
+ConvertToOpsetPass, which composes them into the conversion of a whole model."""
 
-from passes.version.convert import ConvertFamilyPass, Rewrite, convert_family
+from passes.version.convert import ConvertFamilyPass, FamilyResult, Rewrite
 from passes.version.registry import ADAPTERS, schema_versions, version_path
+from passes.version.to_opset import ConversionResult, ConvertToOpsetPass
 
 __all__ = [
     "ADAPTERS",
+    "ConversionResult",
     "ConvertFamilyPass",
+    "ConvertToOpsetPass",
+    "FamilyResult",
     "Rewrite",
-    "convert_family",
     "schema_versions",
     "version_path",
 ]

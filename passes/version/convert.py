@@ -41,28 +41,40 @@ class Rewrite:
     what: str
 
 
+@dataclasses.dataclass
+class FamilyResult(ir.passes.PassResult):
+    """ConvertFamilyPass's result: the model, whether it changed, and each adapter step
+    that changed a node, in the order they were made."""
+
+    rewrites: list[Rewrite] = dataclasses.field(default_factory=list)
+
+
 class ConvertFamilyPass(ir.passes.InPlacePass):
-    """Convert the Max family to `target_opset` exactly, or raise ConversionError."""
+    """Convert the Max family to `target_opset` exactly, or raise ConversionError.
+
+    It moves the default-domain opset import of each graph and function to the target
+    (ConvertToOpsetPass, which runs it, owns the import and normalises it)."""
 
     def __init__(self, target_opset: int) -> None:
         super().__init__()
         self.target_opset = target_opset
-        self.rewrites: list[Rewrite] = []
 
-    def call(self, model: ir.Model) -> ir.passes.PassResult:
-        self.rewrites = []
+    def call(self, model: ir.Model) -> FamilyResult:
+        rewrites: list[Rewrite] = []
         modified = False
         for where, container, opsets in containers(model):
             source = opsets.get("")
             if source is None:
                 continue
-            modified |= self._convert_container(where, container, source)
+            modified |= self._convert_container(where, container, source, rewrites)
             if source != self.target_opset:
                 opsets[""] = self.target_opset
                 modified = True
-        return ir.passes.PassResult(model, modified)
+        return FamilyResult(model, modified, rewrites)
 
-    def _convert_container(self, where: str, container, source_opset: int) -> bool:
+    def _convert_container(
+        self, where: str, container, source_opset: int, rewrites: list[Rewrite]
+    ) -> bool:
         worklist, places = _family_nodes_and_places(
             where, container, source_opset, self.target_opset
         )
@@ -87,7 +99,7 @@ class ConvertFamilyPass(ir.passes.InPlacePass):
                 what = ADAPTERS[node.op_type, from_version, to_version](node, builder)
                 if what:
                     modified = True
-                    self.rewrites.append(
+                    rewrites.append(
                         Rewrite(
                             place, node_label(node), node.op_type, from_version, to_version, what
                         )
@@ -131,11 +143,4 @@ def _family_nodes_and_places(
     return worklist, places
 
 
-def convert_family(model: ir.Model, target_opset: int) -> list[Rewrite]:
-    """Run ConvertFamilyPass on `model` in place and return what it rewrote."""
-    convert_pass = ConvertFamilyPass(target_opset)
-    convert_pass(model)
-    return convert_pass.rewrites
-
-
-__all__ = ["ConversionError", "ConvertFamilyPass", "Rewrite", "convert_family"]
+__all__ = ["ConversionError", "ConvertFamilyPass", "FamilyResult", "Rewrite"]

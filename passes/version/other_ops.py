@@ -69,6 +69,14 @@ class OtherOpConversion:
     how: str
 
 
+@dataclasses.dataclass
+class OtherOpsResult(ir.passes.PassResult):
+    """ConvertOtherOpsPass's result: also how each node outside the family whose schema
+    changed was brought to the target, in graph order."""
+
+    conversions: list[OtherOpConversion] = dataclasses.field(default_factory=list)
+
+
 class ConvertOtherOpsPass(ir.passes.InPlacePass):
     """Relabel, adapt, delegate one node at a time, or expand; never a node that changes
     meaning."""
@@ -92,10 +100,9 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
         self.target_opset = target_opset
         self.source_opsets = source_opsets or {}
         self.explain_refusals = explain_refusals
-        self.conversions: list[OtherOpConversion] = []
 
-    def call(self, model: ir.Model) -> ir.passes.PassResult:
-        self.conversions = []
+    def call(self, model: ir.Model) -> OtherOpsResult:
+        conversions: list[OtherOpConversion] = []
         modified = False
         for where, container, opsets in containers(model):
             source = self.source_opsets.get(id(container), opsets.get(""))
@@ -115,10 +122,8 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
                             schema_version(op_type, source),
                             schema_version(op_type, self.target_opset),
                         )
-                        self.conversions.append(
-                            OtherOpConversion(where, label, op_type, *versions, how)
-                        )
-        return ir.passes.PassResult(model, modified)
+                        conversions.append(OtherOpConversion(where, label, op_type, *versions, how))
+        return OtherOpsResult(model, modified, conversions)
 
     def _convert(
         self, node: ir.Node, source: int, ir_version: int, in_function: bool, family_opset: int

@@ -1,0 +1,297 @@
+"""The one pipeline that every door runs: `maxlower convert`, `lower`, `inspect`,
+`--verify`, `--profile`, and the library functions (maxlower.convert, maxlower.lower, ...).
+
+    prepare(proto, ...)      opset imports normalised, safety rules, onnx.checker (full
+                             check) and shape inference, once, on the protobuf
+    run(prepared, job, ...)  the conversion and/or lowering; the result checked and typed
+                             once, on the protobuf; an Outcome: the model and the report
+
+The model stays protobuf. onnx_ir is built only for what the job can change:
+
+- a conversion of a graph without functions or subgraphs builds onnx_ir for the nodes whose
+  schema version differs between the two opsets (`maxlower.sparse`); the rest of the graph,
+  Map, Sequence and Optional values, ZipMap and other ops onnx_ir cannot read included, is
+  written back as it was;
+- otherwise (functions, subgraphs, a profile) the whole graph goes through onnx_ir.
+
+Both run the same passes (`passes.version.to_opset.ConvertToOpsetPass`, then
+`passes.legalize.LegalizePass` for a profile), so they give the same model; the sparse
+part is tested against the whole-graph part on every fixture (tests/test_io_sparse.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+
+import onnx
+import onnx_ir as ir
+
+from maxlower.api import InvalidModelError, check_target_opset
+from maxlower.inspect import in_graph_order, place_of
+from maxlower.io import (
+    QUIET,
+    CheckedModel,
+    Progress,
+    check_and_infer,
+    check_proto_result,
+    check_result,
+    initializer_protos,
+    model_from_proto,
+)
+from maxlower.profiles import Profile
+from maxlower.safety import check_model_data, describe_invalid
+from maxlower.sparse import convert_sparse
+from passes.builder import FAMILY
+from passes.graph_utils import containers, infer_shapes
+from passes.legalize import LegalizePass, Lowering
+from passes.version.convert import Rewrite
+from passes.version.other_ops import DELEGATED, EXPANDED, RELABELLED, OtherOpConversion
+from passes.version.to_opset import ConvertToOpsetPass
+
+DEFAULT_DOMAINS = ("", "ai.onnx")
+_CHECK_ERRORS = (onnx.checker.ValidationError, onnx.shape_inference.InferenceError)
+
+
+@dataclasses.dataclass(frozen=True)
+class Job:
+    """What to do: convert to `opset` (None: keep the model's), then lower for `profile`."""
+
+    opset: int | None = None
+    profile: Profile | None = None
+    expand_functions: bool = False
+
+
+@dataclasses.dataclass
+class Report:
+    """What a job changed, node by node, in graph order."""
+
+    source_opset: int | None
+    target_opset: int | None
+    rewrites: list[Rewrite] = dataclasses.field(default_factory=list)
+    conversions: list[OtherOpConversion] = dataclasses.field(default_factory=list)
+    lowerings: list[Lowering] = dataclasses.field(default_factory=list)
+    profile: str | None = None
+
+    def kinds(self) -> dict[str, list]:
+        """The changes grouped by kind: family rewrites, then the other ops relabelled,
+        adapted by an own adapter, delegated to onnx.version_converter, expanded; then
+        lowerings. Kinds without entries are left out."""
+        groups: dict[str, list] = {
+            "rewritten": list(self.rewrites),
+            "relabelled": [],
+            "adapted": [],
+            "delegated": [],
+            "expanded": [],
+            "lowered": list(self.lowerings),
+        }
+        named = {RELABELLED: "relabelled", DELEGATED: "delegated", EXPANDED: "expanded"}
+        for conversion in self.conversions:
+            groups[named.get(conversion.how, "adapted")].append(conversion)
+        return {kind: entries for kind, entries in groups.items() if entries}
+
+    def counts(self) -> dict[str, int]:
+        return {kind: len(entries) for kind, entries in self.kinds().items()}
+
+    def lines(self, *, limit: int = 5) -> list[str]:
+        """The report as text: a header per kind with its count, then one line per node
+        (family rewrites and lowerings) or per op and version step (the others, with the
+        first `limit` node names: a wide graph relabels thousands; --json lists all)."""
+        lines = []
+        kinds = self.kinds()
+        for kind, entries in kinds.items():
+            lines.append(f"  {kind}: {_count(len(entries), 'node')}")
+            if kind == "rewritten":
+                lines += [f"    {rewrite_line(r)}" for r in entries]
+            elif kind == "lowered":
+                lines += [f"    {_lowering_line(self.profile, x)}" for x in entries]
+            else:
+                lines += _grouped_lines(entries, limit)
+        if not kinds:
+            lines.append("  no node needed rewriting")
+        return lines
+
+    def to_dict(self) -> dict:
+        return {
+            "source_opset": self.source_opset,
+            "target_opset": self.target_opset,
+            "profile": self.profile,
+            "counts": self.counts(),
+            "changes": {
+                kind: [dataclasses.asdict(entry) for entry in entries]
+                for kind, entries in self.kinds().items()
+            },
+        }
+
+
+@dataclasses.dataclass
+class Outcome:
+    """The job's result, checked and typed, and what it changed."""
+
+    checked: CheckedModel
+    report: Report
+
+    @property
+    def proto(self) -> onnx.ModelProto:
+        return self.checked.proto
+
+
+def prepare(
+    proto: onnx.ModelProto,
+    path: str | os.PathLike,
+    *,
+    progress: Progress = QUIET,
+) -> onnx.ModelProto:
+    """`proto`, read from `path` (its external data lies beside it), made ready for `run`:
+    one opset import per domain, the safety rules (maxlower.safety), the full check and the
+    types shape inference gives. Changes `proto` (the imports); returns the typed model."""
+    path = pathlib.Path(path)
+    normalise_opset_imports(proto)
+    with progress.stage("checking strings and external data references (maxlower.safety)"):
+        check_model_data(proto, path)  # before any external byte is read or even stat'ed
+    with progress.stage("checking the input (onnx.checker, full check)"):
+        try:
+            return check_and_infer(proto, path.parent)
+        except _CHECK_ERRORS as error:
+            raise InvalidModelError(
+                f"{path}: the model is not valid ONNX ({describe_invalid(proto, error)})"
+            ) from None
+
+
+def run(
+    prepared: onnx.ModelProto,
+    job: Job,
+    base_dir: str | os.PathLike,
+    *,
+    progress: Progress = QUIET,
+) -> Outcome:
+    """Do `job` on a model `prepare` returned (changed in place: pass a copy to keep it),
+    whose external data lies in `base_dir`. Raises ConversionError when some node has no
+    exact form, InvalidModelError when the model cannot be worked on."""
+    base_dir = str(base_dir)
+    source = default_opset(prepared)
+    if job.opset is not None:
+        check_target_opset(job.opset)
+    if source is None:
+        raise InvalidModelError("the model imports no default-domain ('' / ai.onnx) opset")
+    report = Report(source, job.opset, profile=job.profile.name if job.profile else None)
+    sparse = None
+    if job.opset is not None and job.profile is None:
+        with progress.stage(f"converting to opset {job.opset}"):
+            sparse = convert_sparse(
+                prepared, job.opset, base_dir, expand_functions=job.expand_functions
+            )
+    if sparse is not None:
+        report.rewrites, report.conversions = sparse.rewrites, sparse.conversions
+        return Outcome(check_proto_result(sparse.proto, base_dir, progress), report)
+    model = model_from_proto(prepared, base_dir, progress)
+    del prepared
+    if job.opset is not None:
+        with progress.stage(f"converting to opset {job.opset}"):
+            order = _family_node_order(model)
+            result = ConvertToOpsetPass(job.opset, expand_functions=job.expand_functions)(model)
+            report.rewrites = in_graph_order(result.rewrites, order)
+            report.conversions = result.conversions
+    if job.profile is not None:
+        with progress.stage(f"lowering for profile {job.profile.name!r}"):
+            if job.opset is not None:
+                infer_shapes(model)  # the values conversion made
+            report.lowerings = LegalizePass(job.profile)(model).lowerings
+    return Outcome(check_result(model, progress), report)
+
+
+def normalise_opset_imports(proto: onnx.ModelProto) -> None:
+    """One opset import per domain, in the model and in every function; '' and 'ai.onnx'
+    are one domain, written ''. The version kept is the one onnx's checker reads: the
+    last entry of a domain, and '' over 'ai.onnx'."""
+    for imports in [proto.opset_import, *(f.opset_import for f in proto.functions)]:
+        versions: dict[str, int] = {}
+        for entry in imports:
+            if entry.domain == "ai.onnx" and "" in {e.domain for e in imports}:
+                continue
+            versions[entry.domain] = entry.version
+        if "ai.onnx" in versions:
+            versions[""] = versions.pop("ai.onnx")
+        if len(versions) == len(imports) and all(e.domain != "ai.onnx" for e in imports):
+            continue
+        order = list(dict.fromkeys("" if e.domain == "ai.onnx" else e.domain for e in imports))
+        del imports[:]
+        imports.extend(onnx.helper.make_opsetid(domain, versions[domain]) for domain in order)
+
+
+def default_opset(proto: onnx.ModelProto) -> int | None:
+    return next((o.version for o in proto.opset_import if o.domain in DEFAULT_DOMAINS), None)
+
+
+def in_memory(
+    proto: onnx.ModelProto, base_dirs: str | os.PathLike | dict[str, str]
+) -> onnx.ModelProto:
+    """A copy of `proto` with its external tensors read in (what the verifier runs); they
+    lie in `base_dirs` (one directory, or {location: directory} as CheckedModel has it)."""
+    copy = onnx.ModelProto()
+    copy.CopyFrom(proto)
+    for tensor in initializer_protos(copy.graph):
+        if tensor.data_location != onnx.TensorProto.EXTERNAL:
+            continue
+        location = next(e.value for e in tensor.external_data if e.key == "location")
+        where = base_dirs if not isinstance(base_dirs, dict) else base_dirs[location]
+        loaded = ir.serde.deserialize_tensor(tensor, str(where))
+        tensor.CopyFrom(ir.serde.serialize_tensor(ir.Tensor(loaded.numpy(), name=tensor.name)))
+    return copy
+
+
+def _family_node_order(model: ir.Model) -> list:
+    """The family nodes as `in_graph_order` needs them: where and which, in graph order."""
+    return [
+        place_of(name, node)
+        for name, container, _ in containers(model)
+        for node in ir.traversal.RecursiveGraphIterator(container)
+        if node.domain == "" and node.op_type in FAMILY
+    ]
+
+
+def rewrite_line(rewrite: Rewrite) -> str:
+    return (
+        f"{rewrite.where}: node {rewrite.node!r} {rewrite.op_type} "
+        f"{rewrite.from_version}→{rewrite.to_version}: {rewrite.what}"
+    )
+
+
+def _lowering_line(profile: str | None, lowering: Lowering) -> str:
+    return (
+        f"profile {profile!r}: {lowering.where}: node {lowering.node!r} {lowering.op_type} "
+        f"({lowering.rejection}): {' → '.join(lowering.steps)}, {lowering.nodes_after} nodes"
+    )
+
+
+def _grouped_lines(conversions: list[OtherOpConversion], limit: int) -> list[str]:
+    """One line per (place, op, version step, how), with its count and node names."""
+    groups: dict[tuple, list[str]] = {}
+    for c in conversions:
+        key = (c.where, c.op_type, c.from_version, c.to_version, c.how)
+        groups.setdefault(key, []).append(c.node)
+    lines = []
+    for (where, op_type, old, new, how), nodes in groups.items():
+        step = f"{op_type} {old}→{new if new is not None else '-'}"
+        shown = ", ".join(repr(n) for n in nodes[:limit])
+        more = f" and {len(nodes) - limit} more" if len(nodes) > limit else ""
+        how_text = "" if how in (RELABELLED, DELEGATED, EXPANDED) else f": {how}"
+        lines.append(f"    {where}: {step} ×{len(nodes)}{how_text}: {shown}{more}")
+    return lines
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+__all__ = [
+    "Job",
+    "Outcome",
+    "Report",
+    "default_opset",
+    "in_memory",
+    "normalise_opset_imports",
+    "prepare",
+    "run",
+]

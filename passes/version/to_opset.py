@@ -1,0 +1,96 @@
+"""ConvertToOpsetPass: bring a whole model to a target default-domain opset, exactly.
+
+    model at opset 18: ReduceMax-18(x, axes), Relu-14(x), Split-18{num_outputs}
+        → model at opset 13: ReduceMax-13(x){axes}, Relu-13(x), Split-13(x, split)
+
+The one conversion pass: it runs, in this order,
+
+1. InferFunctionTypesPass, when the model has functions (their inputs are untyped, and the
+   adapters need dtypes and ranks);
+2. ConvertFamilyPass: Max, ReduceMax and ArgMax, one schema version at a time. It goes
+   first because it removes constants (axes) that only family nodes used;
+3. ConvertOtherOpsPass: every other default-domain node (relabel, own adapter, one node
+   through onnx.version_converter, function body, or refusal);
+
+and owns the opset import: one entry per domain ('' and 'ai.onnx' are one domain, written
+''), the default domain at the target in the main graph and every function, and the IR
+version raised to what the target opset needs (at least 4, so that initializers the
+rewrites add may stand apart from the graph inputs).
+
+Preconditions: the model passed `onnx.checker` (full check) and its values carry the types
+shape inference gives (`passes.graph_utils.infer_shapes`); `maxlower.pipeline` ensures
+both. The result is neither shape-inferred nor checked: the caller serialises it and does
+both there once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import onnx
+import onnx_ir as ir
+
+from passes.function_types import InferFunctionTypesPass
+from passes.version.convert import ConvertFamilyPass, Rewrite
+from passes.version.other_ops import ConvertOtherOpsPass, OtherOpConversion, source_opsets_of
+
+DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+@dataclasses.dataclass
+class ConversionResult(ir.passes.PassResult):
+    """ConvertToOpsetPass's result: the family rewrites and the other ops' conversions."""
+
+    rewrites: list[Rewrite] = dataclasses.field(default_factory=list)
+    conversions: list[OtherOpConversion] = dataclasses.field(default_factory=list)
+
+
+class ConvertToOpsetPass(ir.passes.InPlacePass):
+    """Convert every node of the default domain to `target_opset`, or raise
+    ConversionError naming the node that has no exact form there."""
+
+    def __init__(self, target_opset: int, *, expand_functions: bool = False) -> None:
+        super().__init__()
+        self.target_opset = target_opset
+        self.expand_functions = expand_functions
+
+    def requires(self, model: ir.Model) -> None:
+        if "" not in model.opset_imports and "ai.onnx" not in model.opset_imports:
+            raise ir.passes.PreconditionError("the model imports no default-domain opset")
+
+    def call(self, model: ir.Model) -> ConversionResult:
+        modified = normalise_opset_imports(model)
+        if model.functions:  # (it walks every node to find calls; without functions, for nothing)
+            InferFunctionTypesPass()(model)
+        sources = source_opsets_of(model)
+        family = ConvertFamilyPass(self.target_opset)(model)
+        others = ConvertOtherOpsPass(
+            self.target_opset, sources, expand_functions=self.expand_functions
+        )(model)
+        ir_version = max(model.ir_version, min_ir_version(self.target_opset), 4)
+        modified |= family.modified or others.modified or ir_version != model.ir_version
+        model.ir_version = ir_version
+        return ConversionResult(model, modified, family.rewrites, others.conversions)
+
+
+def normalise_opset_imports(model: ir.Model) -> bool:
+    """Fold 'ai.onnx' into '' in the model's and every function's opset imports, keeping the
+    version onnx's checker reads ('' over 'ai.onnx'); whether anything changed."""
+    changed = False
+    for opsets in [model.opset_imports, *(f.opset_imports for f in model.functions.values())]:
+        if "ai.onnx" in opsets:
+            version = opsets.pop("ai.onnx")
+            opsets.setdefault("", version)
+            changed = True
+    return changed
+
+
+def min_ir_version(opset: int) -> int:
+    """The lowest IR version a model importing default-domain `opset` may declare."""
+    try:
+        return onnx.helper.find_min_ir_version_for([onnx.helper.make_opsetid("", opset)])
+    except ValueError:  # opsets 2-4 were never released; IR 3 is what opsets 1 and 5 use
+        return 3
+
+
+__all__ = ["ConversionResult", "ConvertToOpsetPass", "min_ir_version", "normalise_opset_imports"]
