@@ -108,7 +108,9 @@ class Report:
                 lines += [f"    {_lowering_line(self.profile, x)}" for x in entries]
             else:
                 lines += _grouped_lines(entries, limit)
-        if not kinds:
+        if self.profile is not None and not self.lowerings:
+            lines.append(f"  profile {self.profile!r}: every node is accepted as it is")
+        elif not kinds:
             lines.append("  no node needed rewriting")
         return lines
 

@@ -285,7 +285,9 @@ def test_cli_and_library_write_the_same_model_with_external_data(tmp_path):
     """The command line (a file: data stays external) and the library (a model loaded
     with its data) run one pipeline: same nodes, same value types, same weights."""
     source = write_external_model(tmp_path)
-    result = CliRunner().invoke(cli, ["convert", str(source), "--opset", "13", "-o", str(tmp_path / "cli.onnx")])
+    result = CliRunner().invoke(
+        cli, ["convert", str(source), "--opset", "13", "-o", str(tmp_path / "cli.onnx")]
+    )
     assert result.exit_code == 0, result.output
     written = onnx.load(tmp_path / "cli.onnx")
     library = maxlower.convert(onnx.load(source), 13)
@@ -295,9 +297,7 @@ def test_cli_and_library_write_the_same_model_with_external_data(tmp_path):
     assert {v.name: v.type for v in written.graph.value_info} == {
         v.name: v.type for v in library.graph.value_info
     }
-    assert _weights_of(tmp_path / "cli.onnx").keys() == {
-        t.name for t in library.graph.initializer
-    }
+    assert _weights_of(tmp_path / "cli.onnx").keys() == {t.name for t in library.graph.initializer}
 
 
 def test_the_library_refuses_external_data_it_cannot_locate(tmp_path):

@@ -84,7 +84,8 @@ def test_import_maxlower_is_light_and_reaches_submodules():
     code = (
         "import sys, maxlower\n"
         "assert 'onnx_ir' not in sys.modules and 'onnxruntime' not in sys.modules\n"
-        "print(maxlower.api.convert_with_report.__name__, maxlower.profiles.load_profile.__name__)\n"
+        "print(maxlower.api.convert_with_report.__name__,"
+        " maxlower.profiles.load_profile.__name__)\n"
         "import maxlower.lower\n"
         "print(callable(maxlower.lower), maxlower.lower.__name__)\n"
         "print('onnxruntime' in sys.modules)\n"

@@ -162,7 +162,9 @@ def test_convert_verify_writes_and_exits_0_on_the_examples(tmp_path):
             )
             assert result.exit_code == 0, result.output
             assert "verification: EQUIVALENT" in result.output and output.exists()
-            assert json.loads((tmp_path / "r.json").read_text())["ok"] is True
+            document = json.loads((tmp_path / "r.json").read_text())
+            assert document["verification"]["ok"] is True
+            assert document["target_opset"] == opset and "counts" in document
 
 
 def test_convert_verify_dry_run_writes_nothing(tmp_path):
