@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import pathlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 import onnx
@@ -73,8 +73,10 @@ def run_job(
     same kind of object, and the report."""
     from maxlower import pipeline
 
+    known = base_dir is not None or isinstance(model, ir.Model)  # ir: tensors know theirs
     proto, base_dir, ir_model = _as_proto(model, base_dir)
-    prepared = _labelled(lambda: pipeline.prepare(proto, pathlib.Path(base_dir) / _LABEL))
+    path = pathlib.Path(base_dir) / _LABEL
+    prepared = _labelled(lambda: pipeline.prepare(proto, path, directory_known=known))
     outcome = _labelled(lambda: pipeline.run(prepared, job, base_dir))
     if not ir_model:
         return outcome.proto, outcome.report
@@ -123,23 +125,7 @@ def _as_proto(
         raise TypeError(f"expected onnx.ModelProto or onnx_ir.Model, got {type(model).__name__}")
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
-    if base_dir is None:
-        external = next(_external_tensor_names(copy), None)
-        if external is not None:
-            raise InvalidModelError(
-                f"tensor {external!r} keeps its data in an external file, and no base_dir "
-                "says where that file is: pass base_dir=<the model file's directory>, or "
-                "load the model with onnx.load(path), which reads the data in"
-            )
     return copy, str(base_dir or os.curdir), False
-
-
-def _external_tensor_names(proto: onnx.ModelProto) -> Iterator[str]:
-    from maxlower.safety import tensors
-
-    for tensor, _ in tensors(proto):
-        if tensor.data_location == onnx.TensorProto.EXTERNAL:
-            yield tensor.name
 
 
 def check_target_opset(opset: int) -> None:

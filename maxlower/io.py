@@ -410,16 +410,23 @@ def check_result(model: ir.Model, progress: Progress = QUIET) -> CheckedModel:
 
 
 def check_proto_result(
-    proto: onnx.ModelProto, base_dir: str | os.PathLike, progress: Progress = QUIET
+    proto: onnx.ModelProto,
+    base_dir: str | os.PathLike,
+    progress: Progress = QUIET,
+    *,
+    checked_already: bool = False,
 ) -> CheckedModel:
     """`check_result` for a converted protobuf whose external tensors all lie in
-    `base_dir` (what maxlower.sparse returns)."""
+    `base_dir` (what maxlower.sparse returns). `checked_already`: the caller knows that the
+    input's full check and types stand for `proto` (see maxlower.pipeline.run)."""
+    base_dirs = {
+        _location(t): str(base_dir)
+        for t in initializer_protos(proto.graph)
+        if t.data_location == onnx.TensorProto.EXTERNAL
+    }
+    if checked_already:
+        return CheckedModel(proto, base_dirs)
     with progress.stage("checking the result (onnx.checker, full check)"):
-        base_dirs = {
-            _location(t): str(base_dir)
-            for t in initializer_protos(proto.graph)
-            if t.data_location == onnx.TensorProto.EXTERNAL
-        }
         return CheckedModel(check_and_infer(proto, base_dirs), base_dirs)
 
 

@@ -143,15 +143,18 @@ def prepare(
     proto: onnx.ModelProto,
     path: str | os.PathLike,
     *,
+    directory_known: bool = True,
     progress: Progress = QUIET,
 ) -> onnx.ModelProto:
     """`proto`, read from `path` (its external data lies beside it), made ready for `run`:
     one opset import per domain, the safety rules (maxlower.safety), the full check and the
-    types shape inference gives. Changes `proto` (the imports); returns the typed model."""
+    types shape inference gives. Changes `proto` (the imports); returns the typed model.
+    `directory_known=False`: nobody said where `path` is, so external data is refused."""
     path = pathlib.Path(path)
     normalise_opset_imports(proto)
     with progress.stage("checking strings and external data references (maxlower.safety)"):
-        check_model_data(proto, path)  # before any external byte is read or even stat'ed
+        # before any external byte is read or even stat'ed
+        check_model_data(proto, path, directory_known=directory_known)
     with progress.stage("checking the input (onnx.checker, full check)"):
         try:
             return check_and_infer(proto, path.parent)
@@ -186,7 +189,13 @@ def run(
             )
     if sparse is not None:
         report.rewrites, report.conversions = sparse.rewrites, sparse.conversions
-        return Outcome(check_proto_result(sparse.proto, base_dir, progress), report)
+        # No node went through onnx_ir: each resolves at the target to the schema it
+        # resolved to at the source, or takes a type-only step whose target schema admits
+        # its types (registry.kept_as_is), and only the opset import and IR version
+        # changed; so the input's full check and inferred types stand for the result.
+        unchanged = sparse.changed_nodes == 0
+        checked = check_proto_result(sparse.proto, base_dir, progress, checked_already=unchanged)
+        return Outcome(checked, report)
     model = model_from_proto(prepared, base_dir, progress)
     del prepared
     if job.opset is not None:

@@ -85,16 +85,26 @@ _TYPED_FIELDS = {
 # --- reading ------------------------------------------------------------------------------
 
 
-def check_model_data(proto: onnx.ModelProto, path: str | os.PathLike) -> None:
+def check_model_data(
+    proto: onnx.ModelProto, path: str | os.PathLike, *, directory_known: bool = True
+) -> None:
     """Refuse a model whose tensors point outside its directory or declare more data than
     they hold, or whose strings are not UTF-8. Reads no external data; stats each external
-    file once."""
+    file once. Without `directory_known` (a model in memory, whose file nobody named),
+    any external tensor is refused: there is no directory to look for its data in."""
     path = pathlib.Path(path)
     _check_text(proto, path)
     directory = path.parent
     files: dict[str, os.stat_result] = {}
     for tensor, where in tensors(proto):
         if tensor.data_location == onnx.TensorProto.EXTERNAL:
+            if not directory_known:
+                raise InvalidModelError(
+                    f"{path}: tensor {tensor.name!r} ({where}) keeps its data in an external "
+                    "file, and no base_dir says where that file is: pass base_dir=<the model "
+                    "file's directory>, or load the model with onnx.load(path), which reads "
+                    "the data in"
+                )
             _check_external(tensor, where, path, directory, files)
         else:
             _check_inline(tensor, where, path)
