@@ -63,6 +63,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError
 
 from maxlower.api import InvalidModelError
+from passes.errors import concise
 
 # onnx.external_data_helper._ALLOWED_EXTERNAL_DATA_KEYS, the keys of the ONNX spec
 EXTERNAL_DATA_KEYS = frozenset({"location", "offset", "length", "checksum", "basepath"})
@@ -404,13 +405,13 @@ def _is_regular(stat: os.stat_result) -> bool:
 
 def describe_invalid(proto: onnx.ModelProto, error: BaseException) -> str:
     """What is wrong with a model the checker refused: a dangling input, a cycle, or a value
-    two nodes make, said with the node names; else the checker's message on one line."""
+    two nodes make, said with the node names; else the checker's message, condensed."""
     problem = _graph_problem(proto.graph, "main graph", set())
     for function in proto.functions:
         if problem is None:
             where = f"function {function.domain}::{function.name}"
             problem = _nodes_problem(function.node, where, set(function.input), set())
-    return problem or " ".join(line.strip() for line in str(error).splitlines() if line.strip())
+    return problem or concise(error)
 
 
 def _graph_problem(graph: onnx.GraphProto, where: str, outer: set[str]) -> str | None:

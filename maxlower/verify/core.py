@@ -38,6 +38,7 @@ from maxlower.verify.report import (
     VerifyReport,
 )
 from maxlower.verify.runner import ExposedRunner, ModelRunner
+from passes.errors import concise
 
 ModelInput = onnx.ModelProto | ir.Model | str | os.PathLike
 _NAN_UNSPECIFIED = {"ReduceMax", "ArgMax"}
@@ -416,7 +417,8 @@ def _load_inputs(inputs, model: onnx.ModelProto) -> dict[str, np.ndarray]:
                 inputs = {name: archive[name] for name in archive.files}
         except (OSError, ValueError) as error:
             raise InvalidModelError(
-                f"--inputs {os.fspath(inputs)}: cannot read it as an .npz archive ({error})"
+                f"--inputs {os.fspath(inputs)}: cannot read it as an .npz archive "
+                f"({concise(error)})"
             ) from None
     declared = {
         v.name: np.dtype(onnx.helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type))

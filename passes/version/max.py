@@ -133,9 +133,9 @@ def integers_to_exact_form(node: ir.Node, b: Builder) -> str | None:
         select = _arithmetic_max
     else:
         raise b.refuse(
-            f"{dtype.name} Max below opset 12 needs an exact comparison built from integer "
-            "arithmetic, which ONNX has from opset 6, and with broadcasting only from opset 7",
-            "target opset 7 or later (opset 6 if all inputs have the same static shape)",
+            f"{dtype.name} Max below opset 12 needs an exact integer comparison, which ONNX "
+            "has from opset 6 (from 7 with broadcasting)",
+            "target opset 7 or later (6 if all inputs have the same static shape)",
         )
     result = node.inputs[0]
     for other in node.inputs[1:]:

@@ -26,6 +26,7 @@ import onnx
 import onnx.shape_inference
 import onnx_ir as ir
 
+from passes.errors import error_text
 from passes.graph_utils import static_rank
 
 # Versions whose meaning changed while the signature stayed valid: (op, version) → which
@@ -169,7 +170,7 @@ def schema_problem(node: ir.Node, old: int, target: int, ir_version: int) -> str
     try:
         onnx.checker.check_node(proto, ctx)
     except onnx.checker.ValidationError as error:
-        return _first_line(error)
+        return error_text(error)
     inputs = [v for v in node.inputs if v is not None]
     if any(v.type is None for v in inputs):
         return _unknown_types_problem(node, old, target)
@@ -180,7 +181,7 @@ def schema_problem(node: ir.Node, old: int, target: int, ir_version: int) -> str
             schema, proto, types, opset_imports=[onnx.helper.make_opsetid("", target)]
         )
     except Exception as error:  # InferenceError, or a type constraint it rejects
-        return _first_line(error)
+        return error_text(error)
     retyped = {}
     for value in node.outputs:
         found = inferred.get(value.name)
@@ -207,15 +208,10 @@ def _unknown_types_problem(node: ir.Node, old: int, target: int) -> str | None:
         missing = set(constraint.allowed_type_strs) - wide.get(constraint.type_param_str, set())
         if missing:
             return (
-                "the types of its inputs are unknown, and the target schema does not accept "
-                f"{sorted(missing)} for {constraint.type_param_str}"
+                f"its input types are unknown and {constraint.type_param_str} lacks "
+                f"{', '.join(sorted(missing))} there"
             )
     return None
 
 
 _VARIADIC = onnx.defs.OpSchema.FormalParameterOption.Variadic
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
