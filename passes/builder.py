@@ -31,6 +31,14 @@ def schema_version(op_type: str, opset: int) -> int | None:
         return None
 
 
+def min_ir_version(opset: int) -> int:
+    """The lowest IR version a model importing default-domain `opset` may declare."""
+    try:
+        return onnx.helper.find_min_ir_version_for([onnx.helper.make_opsetid("", opset)])
+    except ValueError:  # opsets 2-4 were never released; IR 3 is what opsets 1 and 5 use
+        return 3
+
+
 @functools.cache
 def first_opset_of(op_type: str) -> int:
     """The lowest opset in which `op_type` exists."""

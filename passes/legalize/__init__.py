@@ -28,14 +28,15 @@ from typing import Protocol
 
 import onnx_ir as ir
 
+from passes.builder import min_ir_version
 from passes.decompose import BY_NAME, DECOMPOSITIONS
 from passes.errors import ConversionError
 from passes.function_types import InferFunctionTypesPass
 from passes.graph_utils import containers, node_label
 from passes.legalize import cost
 from passes.legalize.apply import apply_decomposition
-from passes.legalize.scratch import MIRROR, Namer, Scratch, mirrors_of, signature, splice
-from passes.version.to_opset import min_ir_version
+from passes.legalize.scratch import Namer, Scratch, signature, splice
+from passes.one_node import MIRROR, mirrors_of
 
 
 class Profile(Protocol):

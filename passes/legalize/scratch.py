@@ -1,8 +1,8 @@
 """One-node scratch models, where candidate rewrites are tried, and splicing the winner back.
 
-    Scratch(node): a model whose graph is a copy of `node` alone; each distinct input of the
-                   node becomes a graph input ("mirror"), or an initializer holding the same
-                   tensor when it is constant (so rewrites still see constant axes)
+    Scratch(node): a one-node model (passes.one_node.OneNodeModel): a copy of `node` alone,
+                   each distinct input a graph input ("mirror"), or an initializer holding
+                   the same tensor when it is a small constant (rewrites see constant axes)
     splice(form, node): the form's nodes go before `node` in its graph, the mirrors are
                    replaced by the node's real inputs (also inside subgraph bodies), the
                    form's outputs take over the node's output names, and `node` goes
@@ -21,72 +21,14 @@ import onnx
 import onnx_ir as ir
 from onnx_ir.passes.common import CheckerPass
 
-from passes.errors import ConversionError
-from passes.graph_utils import const_tensor, infer_shapes, node_label, remove_if_orphaned
-
-MIRROR = "__mirror"
-
-
-SMALL_CONSTANT = 4096  # elements; larger constant inputs are seen as plain inputs
+from passes.errors import ConversionError, error_text
+from passes.graph_utils import infer_shapes, node_label, remove_if_orphaned
+from passes.one_node import MIRROR, OneNodeModel, present_outputs, small_constant
 
 
-def small_constant(value: ir.Value) -> ir.TensorProtocol | None:
-    """The value's constant tensor if it has one of at most SMALL_CONSTANT elements. Rewrites
-    read constants such as axes; a large weight given to Max is only data to them."""
-    tensor = const_tensor(value)
-    if tensor is None or tensor.size > SMALL_CONSTANT:
-        return None
-    return tensor
-
-
-def mirrors_of(node: ir.Node) -> list[ir.Value]:
-    """The distinct inputs of `node`, in order: what a Scratch's mirrors stand for."""
-    return list({id(v): v for v in node.inputs if v is not None}.values())
-
-
-class Scratch:
-    """A copy of `node` alone in a model at `opset`, to be rewritten freely."""
-
-    def __init__(self, node: ir.Node, opset: int, ir_version: int) -> None:
-        self.original = node
-        self.mirrors: list[ir.Value] = []
-        inputs, initializers, copies = [], [], {}
-        for value in node.inputs:
-            if value is None or id(value) in copies:
-                continue
-            tensor = small_constant(value)
-            mirror = ir.Value(
-                name=f"{MIRROR}{len(self.mirrors)}",
-                type=value.type,
-                shape=value.shape.copy() if value.shape is not None else None,
-                # A copy: serialising or renaming a value renames its tensor, and a tensor
-                # read from a ModelProto writes the name through to the caller's proto.
-                const_value=None if tensor is None else ir.tensor(tensor.numpy().copy()),
-            )
-            copies[id(value)] = mirror
-            self.mirrors.append(value)
-            (initializers if tensor is not None else inputs).append(mirror)
-        self.node = ir.Node(
-            node.domain,
-            node.op_type,
-            [copies[id(v)] if v is not None else None for v in node.inputs],
-            [ir.Attr(a.name, a.type, a.value) for a in node.attributes.values()],
-            num_outputs=len(node.outputs),
-            name=node.name,
-        )
-        for i, (mine, theirs) in enumerate(zip(self.node.outputs, node.outputs)):
-            mine.name = f"__output{i}"
-            mine.type = theirs.type
-            mine.shape = theirs.shape.copy() if theirs.shape is not None else None
-        self.graph = ir.Graph(
-            inputs,
-            list(self.node.outputs),
-            nodes=[self.node],
-            initializers=initializers,
-            opset_imports={"": opset},
-            name="scratch",
-        )
-        self.model = ir.Model(self.graph, ir_version=ir_version)
+class Scratch(OneNodeModel):
+    """A copy of `node` alone in a model at `opset` (passes.one_node), to be rewritten
+    freely."""
 
     def check_and_infer(self) -> None:
         """Full onnx.checker (types included), then shape inference for the new values.
@@ -102,14 +44,13 @@ class Scratch:
                     ir.serde.serialize_model(self.model), check_type=True, strict_mode=True
                 )
         except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as error:
-            first = str(error).strip().splitlines()[0] if str(error).strip() else "invalid"
             raise ConversionError(
                 node_label(self.original),
                 self.original.op_type,
                 f"the rewritten form is not valid ONNX at opset "
-                f"{self.graph.opset_imports['']} ({first})",
+                f"{self.graph.opset_imports['']} ({error_text(error)})",
                 "a later target opset",
-            ) from None
+            ) from error
         infer_shapes(self.model)
 
 
@@ -133,7 +74,7 @@ def signature(node: ir.Node, opset: int, in_function: bool) -> tuple:
             attributes.append((name, id(attr.value)))  # never equal: no sharing of bodies
         else:
             attributes.append((name, repr(attr.value)))
-    outputs = tuple((v.dtype, _shape_key(v.shape)) for v in node.outputs)
+    outputs = tuple((bool(v.name), v.dtype, _shape_key(v.shape)) for v in node.outputs)
     return (
         node.domain,
         node.op_type,
@@ -235,7 +176,7 @@ def splice(form: ir.Graph, mirrors: list[ir.Value], node: ir.Node, namer: Namer)
         mirror = by_name.get(f"{MIRROR}{k}")
         if mirror is not None:
             ir.convenience.replace_all_uses_with(mirror, real)
-    for old, new in zip(node.outputs, outputs, strict=True):
+    for old, new in zip(present_outputs(node), outputs, strict=True):
         new = real_of.get(id(new), new)  # the form passes an input through
         if new.producer() is None or new.producer().graph is not graph:
             identity = ir.node("Identity", [new], name=namer.fresh(f"{label}__identity"))

@@ -8,9 +8,9 @@
 ONNX defines many newer ops by a function body (`OpSchema.has_function`, or a body built
 for the node's attributes and input types, `has_context_dependent_function`), which is
 their meaning in the spec. The body is taken at the opset closest to the target among
-those onnx provides, inlined into a one-node model (`onnx.inliner`), and that model is
-converted to the target by the caller's pipeline (family adapters included), then spliced
-in. Preconditions: the node's input types are known (context-dependent bodies depend on
+those onnx provides, inlined into a one-node model (passes.one_node; `onnx.inliner`), and
+that model is converted to the target by the caller's pipeline (family adapters included),
+then spliced in. Preconditions: the node's input types are known (context-dependent bodies depend on
 them). Returns a reason instead when the op has no body.
 """
 
@@ -21,7 +21,9 @@ import onnx.inliner
 import onnx_ir as ir
 from onnx_ir.passes.common import RemoveUnusedNodesPass
 
-from passes.version.one_node import ConvertModel, first_line, one_node_model, splice
+from passes.errors import error_text
+from passes.one_node import OneNodeModel
+from passes.version.one_node import ConvertModel, splice
 
 _EXPAND_DOMAIN = "maxlower.expand"
 
@@ -53,14 +55,14 @@ def expand_function_body(
     try:
         small = _inlined_model(node, version, source, body_opset)
     except Exception as error:  # no body for these attributes/types, inliner failure
-        return f"its function body could not be built ({first_line(error)})"
+        return f"its function body could not be built ({error_text(error)})"
     convert(small, body_opset)
     splice(node, small, in_function)
     return None
 
 
 def _inlined_model(node: ir.Node, version: int, source: int, body_opset: int) -> ir.Model:
-    model = one_node_model(node, source)
+    model = OneNodeModel(node, source).proto()
     call = model.graph.node[0]
     schema = onnx.defs.get_schema(node.op_type, version, "")
     function = onnx.FunctionProto()

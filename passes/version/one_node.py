@@ -1,15 +1,13 @@
 """A node taken out on its own, converted elsewhere, and put back: the hand-off helpers.
 
-    Unsqueeze-13(x, axes=const), target 11  →  one-node model at 13
+    Unsqueeze-13(x, axes=const), target 11  →  one-node model at 13 (passes.one_node)
                                             →  onnx.version_converter → Unsqueeze-11 {axes}
                                             →  spliced where the node was
 
-`one_node_model` builds a model holding just the node: its constant inputs become
-initializers (the converter's adapters read constant axes from there), the others graph
-inputs typed as in the big graph, and its outputs typed by ONNX shape inference.
-`splice` puts a converted small model's nodes in the node's place, wired to the node's
-values; the node's outputs keep their names, and an output that is used must keep its
-element type. Inside functions, which have no initializers, constants become Constant nodes.
+`splice` puts a converted one-node model's nodes in the node's place, its mirrors wired to
+the node's inputs; the node's outputs keep their names, and an output that is used must
+keep its element type. Inside functions, which have no initializers, constants become
+Constant nodes.
 """
 
 from __future__ import annotations
@@ -21,41 +19,16 @@ import onnx
 import onnx.version_converter
 import onnx_ir as ir
 
-from passes.errors import ConversionError
-from passes.graph_utils import const_tensor, node_label, remove_if_orphaned
+from passes.errors import ConversionError, error_text
+from passes.graph_utils import node_label, remove_if_orphaned
+from passes.one_node import MIRROR, OneNodeModel, mirrors_of, present_outputs
+from passes.version.registry import schema_versions
 
 # Prefixes for what replaces an unnamed node (the converter's own names, _v_4, repeat).
 _UNNAMED = itertools.count()
 
 # (small model, default-domain opset its nodes are at) → converted in place to the target
 ConvertModel = Callable[[ir.Model, int], None]
-
-
-def one_node_model(node: ir.Node, opset: int) -> onnx.ModelProto:
-    inputs, initializers = [], []
-    for value in node.inputs:
-        if value is None or value.name in {i.name for i in inputs + initializers}:
-            continue
-        tensor = const_tensor(value)
-        if tensor is not None:
-            initializers.append(onnx.numpy_helper.from_array(tensor.numpy(), value.name))
-        elif value.type is not None:
-            inputs.append(ir.serde.serialize_value(value))
-        else:
-            raise ValueError(f"the type of input {value.name!r} is unknown")
-    outputs = [onnx.ValueInfoProto(name=v.name) for v in node.outputs if v.name]
-    graph = onnx.helper.make_graph(
-        [ir.serde.serialize_node(node)], "one_node", inputs, outputs, initializer=initializers
-    )
-    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", opset)])
-    model.ir_version = max(8, onnx.helper.find_min_ir_version_for(list(model.opset_import)))
-    inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
-    types = {v.name: v.type for v in inferred.graph.value_info}
-    for output in model.graph.output:
-        if output.name not in types:
-            raise ValueError(f"ONNX shape inference gives no type for {output.name!r}")
-        output.type.CopyFrom(types[output.name])
-    return model
 
 
 def delegate_to_version_converter(
@@ -69,11 +42,11 @@ def delegate_to_version_converter(
     caller's pipeline) takes the small model on from there. Returns None on success, else
     why it failed (the node is then left untouched)."""
     try:
-        small = one_node_model(node, source)
+        small = OneNodeModel(node, source).proto()
     except Exception as error:
-        return first_line(error)
+        return error_text(error)
     stops = [
-        v for v in _schema_versions(node.op_type) if min(source, target) < v < max(source, target)
+        v for v in schema_versions(node.op_type) if min(source, target) < v < max(source, target)
     ]
     stops.sort(key=lambda v: abs(v - target))
     failure = None
@@ -85,28 +58,18 @@ def delegate_to_version_converter(
             if stop != target:
                 convert(model, stop)
         except Exception as error:  # the converter raises RuntimeError, ValidationError, ...
-            failure = failure or first_line(error)
+            failure = failure or error_text(error)
             continue
         splice(node, model, in_function)
         return None
     return failure
 
 
-def _schema_versions(op_type: str) -> list[int]:
-    return sorted(
-        {
-            s.since_version
-            for s in onnx.defs.get_all_schemas_with_history()
-            if s.name == op_type and s.domain == ""
-        }
-    )
-
-
 def splice(node: ir.Node, converted: ir.Model, in_function: bool) -> None:
     """Put the converted one-node model's nodes where `node` was, wired to its values;
     `in_function`: the node is in a function body, where constants must be nodes."""
     _check_output_types(node, converted)
-    outer = {v.name: v for v in node.inputs if v is not None}
+    outer = {f"{MIRROR}{k}": v for k, v in enumerate(mirrors_of(node))}
     graph = node.graph
     prefix = node.name or f"{node.op_type.lower()}{next(_UNNAMED)}"
     new_nodes = list(converted.graph)
@@ -133,7 +96,7 @@ def splice(node: ir.Node, converted: ir.Model, in_function: bool) -> None:
         else:
             graph.register_initializer(value)
     graph.insert_before(node, new_nodes)
-    for old_output, new_output in zip(node.outputs, new_outputs, strict=True):
+    for old_output, new_output in zip(present_outputs(node), new_outputs, strict=True):
         name = old_output.name
         ir.convenience.replace_all_uses_with(old_output, new_output, replace_graph_outputs=True)
         new_output.name = name
@@ -142,7 +105,7 @@ def splice(node: ir.Node, converted: ir.Model, in_function: bool) -> None:
 
 
 def _check_output_types(node: ir.Node, converted: ir.Model) -> None:
-    for old, new in zip(node.outputs, converted.graph.outputs, strict=True):
+    for old, new in zip(present_outputs(node), converted.graph.outputs, strict=True):
         used = old.uses() or old.is_graph_output()
         if used and old.dtype is not None and new.dtype is not None and old.dtype != new.dtype:
             raise ConversionError(
@@ -153,8 +116,3 @@ def _check_output_types(node: ir.Node, converted: ir.Model) -> None:
                 "a target opset where the output keeps its type, or a graph that does not "
                 "use this output",
             )
-
-
-def first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__

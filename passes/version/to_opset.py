@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import dataclasses
 
-import onnx
 import onnx_ir as ir
 
+from passes.builder import min_ir_version
 from passes.function_types import InferFunctionTypesPass
 from passes.version.convert import ConvertFamilyPass, Rewrite
 from passes.version.other_ops import ConvertOtherOpsPass, OtherOpConversion, source_opsets_of
@@ -85,12 +85,4 @@ def normalise_opset_imports(model: ir.Model) -> bool:
     return changed
 
 
-def min_ir_version(opset: int) -> int:
-    """The lowest IR version a model importing default-domain `opset` may declare."""
-    try:
-        return onnx.helper.find_min_ir_version_for([onnx.helper.make_opsetid("", opset)])
-    except ValueError:  # opsets 2-4 were never released; IR 3 is what opsets 1 and 5 use
-        return 3
-
-
-__all__ = ["ConversionResult", "ConvertToOpsetPass", "min_ir_version", "normalise_opset_imports"]
+__all__ = ["ConversionResult", "ConvertToOpsetPass", "normalise_opset_imports"]
