@@ -38,9 +38,10 @@ import onnx_ir as ir
 from passes.builder import FAMILY, Builder, schema_version
 from passes.errors import ConversionError
 from passes.graph_utils import containers, infer_shapes, node_label
+from passes.one_node import OneNodeModel
 from passes.version.convert import ConvertFamilyPass
 from passes.version.expand import body_opsets, expand_function_body
-from passes.version.one_node import delegate_to_version_converter, one_node_model
+from passes.version.one_node import delegate_to_version_converter
 from passes.version.other_adapters import OTHER_ADAPTERS
 from passes.version.relabel import (
     control_flow_problem,
@@ -170,9 +171,8 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
         if not self.expand_functions:
             if body_opsets(node.op_type, old):
                 reasons.append(
-                    "its ONNX function body could replace it, but a runtime's own kernel for "
-                    f"{node.op_type} may round differently from that body, so expanding it is "
-                    "opt-in (expand_functions=True; on the command line --expand-functions)"
+                    "its ONNX function body is used only on request (a runtime's own kernel "
+                    "may round differently)"
                 )
             raise self._refusal(node, old, source, "; ".join(reasons))
         expanded = expand_function_body(node, old, source, target, in_function, convert_small)
@@ -183,8 +183,7 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
 
     def _refusal(self, node: ir.Node, old: int, source: int, reason: str) -> ConversionError:
         if self.explain_refusals:
-            low, high = reachable_opsets(node, source)
-            remedy = f"a target opset in {low}..{high}, which this node can be converted to"
+            remedy = refusal_remedy(node, source, self.target_opset, self.expand_functions)
         else:
             remedy = "another target opset"
         return ConversionError(node_label(node), node.op_type, reason, remedy)
@@ -204,44 +203,87 @@ def _relabel_problem(node: ir.Node, old: int, target: int, ir_version: int) -> s
     return None if problem is None else f"{node.op_type}-{new} does not accept it ({problem})"
 
 
-def convert_small_model(model: ir.Model, opset: int, target: int, family_opset: int) -> None:
-    """Convert a model holding an expanded body (at `opset`) for splicing: other ops to
-    `target`, family nodes to `family_opset` (the opset of the graph it goes into)."""
+def convert_small_model(
+    model: ir.Model, opset: int, target: int, family_opset: int, *, expand_functions: bool = True
+) -> None:
+    """Convert a small model (a node alone, or an expanded body, at `opset`) for splicing:
+    other ops to `target`, family nodes to `family_opset` (the opset of the graph it goes
+    into). Expanding is allowed by default: a body is only converted where expansion was
+    already chosen; a probe (`reachable_opsets`) says whether it was."""
     infer_shapes(model)
     sources = source_opsets_of(model)
     ConvertFamilyPass(family_opset)(model)
-    # Only reached while expanding (or probing), where expansion was already chosen.
-    ConvertOtherOpsPass(target, sources, explain_refusals=False, expand_functions=True)(model)
+    ConvertOtherOpsPass(target, sources, explain_refusals=False, expand_functions=expand_functions)(
+        model
+    )
 
 
-def reachable_opsets(node: ir.Node, source: int) -> tuple[int, int]:
-    """The widest range of opsets around `source` that `node` alone converts to."""
-    try:
-        proto = one_node_model(node, source)
-    except Exception:  # untyped inputs: only the versions that keep its schema are known
-        proto = None
+def refusal_remedy(node: ir.Node, source: int, target: int, expand_functions: bool) -> str:
+    """What would let `node` (at opset `source`, refused at `target`) be converted, by the
+    steps the pass itself takes. Never a range of opsets that holds `target`: where the node
+    alone converts to `target`, what blocks it is its place in the model."""
+    probe = _Probe(node, source)
+    remedies = []
+    can_expand = body_opsets(node.op_type, schema_version(node.op_type, source))
+    if not expand_functions and can_expand and probe.converts(target, expand_functions=True):
+        remedies.append("--expand-functions (expand_functions=True)")
+    if probe.proto is None:
+        remedies.append("known input types (value_info)")
+    low, high = probe.reachable(expand_functions)
+    if low <= target <= high:
+        remedies.append(
+            f"what the reason names: alone in a model, this node converts to opset {target}"
+        )
+    elif low < high:
+        remedies.append(f"a target opset in {low}..{high}")
+    else:
+        remedies.append(f"opset {source}: it converts to no other opset")
+    return ", or ".join(remedies)
 
-    def converts(opset: int) -> bool:
-        if schema_version(node.op_type, opset) == schema_version(node.op_type, source):
-            return True
-        if proto is None:
-            return False
-        model = ir.serde.deserialize_model(proto)
+
+def reachable_opsets(
+    node: ir.Node, source: int, *, expand_functions: bool = False
+) -> tuple[int, int]:
+    """The widest range of opsets around `source` that `node` alone converts to, by the
+    steps ConvertOtherOpsPass takes (expansion into its function body only with
+    `expand_functions`). Without the types of its inputs only the opsets that keep its
+    schema version are known."""
+    return _Probe(node, source).reachable(expand_functions)
+
+
+class _Probe:
+    """`node` alone in a model at `source` (`proto`, None when its input types are
+    unknown), converted to other opsets on demand."""
+
+    def __init__(self, node: ir.Node, source: int) -> None:
+        self.node, self.source = node, source
         try:
-            convert_small_model(model, source, opset, opset)
+            self.proto: onnx.ModelProto | None = OneNodeModel(node, source).proto()
+        except Exception:  # untyped inputs: only the versions that keep its schema are known
+            self.proto = None
+
+    def reachable(self, expand_functions: bool) -> tuple[int, int]:
+        latest = onnx.defs.onnx_opset_version()
+        low = high = self.source
+        while low > 1 and self.converts(low - 1, expand_functions):
+            low -= 1
+        while high < latest and self.converts(high + 1, expand_functions):
+            high += 1
+        return low, high
+
+    def converts(self, opset: int, expand_functions: bool) -> bool:
+        op_type = self.node.op_type
+        if schema_version(op_type, opset) == schema_version(op_type, self.source):
+            return True
+        if self.proto is None:
+            return False
+        model = ir.serde.deserialize_model(self.proto)
+        try:
+            convert_small_model(model, self.source, opset, opset, expand_functions=expand_functions)
             onnx.checker.check_model(ir.serde.serialize_model(model), full_check=True)
-        except Exception:
+        except Exception:  # a refusal, an invalid result: not this opset
             return False
         return True
-
-    latest = onnx.defs.onnx_opset_version()
-    low = source
-    while low > 1 and converts(low - 1):
-        low -= 1
-    high = source
-    while high < latest and converts(high + 1):
-        high += 1
-    return low, high
 
 
 def source_opsets_of(model: ir.Model) -> dict[int, int]:
