@@ -63,7 +63,8 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from benchmarks.report import machine, versions, write_section  # noqa: E402
-from maxlower.runtime import bit_equal  # noqa: E402
+from maxlower.runtime import bit_equal, onnxruntime_session  # noqa: E402
+from passes.errors import concise  # noqa: E402
 
 START_MARKER = "<!-- bench:start -->"
 END_MARKER = "<!-- bench:end -->"
@@ -542,23 +543,16 @@ def verify_output(source: Path, output: Path) -> Verdict:
         onnx.checker.check_model(str(output), full_check=True)
     except Exception as error:  # ValidationError, InferenceError
         return Verdict(False, f"fails onnx.checker: {_first_line(error)}")
-    options = onnxruntime.SessionOptions()
-    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
-    options.log_severity_level = 4
     feeds_list = []
     expected = []
     try:
-        session = onnxruntime.InferenceSession(
-            str(source), options, providers=["CPUExecutionProvider"]
-        )
+        session = onnxruntime_session(source)
         for seed in (0, 1):
             feeds = _feeds(session, seed)
             feeds_list.append(feeds)
             expected.append(session.run(None, feeds))
         del session
-        session = onnxruntime.InferenceSession(
-            str(output), options, providers=["CPUExecutionProvider"]
-        )
+        session = onnxruntime_session(output)
         for feeds, want in zip(feeds_list, expected):
             got = session.run(None, feeds)
             if len(got) != len(want) or not all(map(bit_equal, want, got)):
@@ -582,8 +576,7 @@ def _feeds(session: onnxruntime.InferenceSession, seed: int) -> dict[str, np.nda
 
 
 def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return (text.splitlines()[0] if text else type(error).__name__)[:300]
+    return concise(error)[:300]
 
 
 # --- the report ---------------------------------------------------------------------------

@@ -5,9 +5,10 @@ For Max, ReduceMax and ArgMax on float32 [64, 4096] and int32 [64, 4096] (reduct
 last axis), each decomposition of `passes.decompose` is applied once to the native node (the
 family nodes it emits stay native), and also the full `primitives` lowering; the native and
 the decomposed model run alternately in one loop in onnxruntime's CPU EP (default graph
-optimisations, one intra-op thread), and the table gives medians and their ratio. Targets
-(issue 5): every ArgMax/ReduceMax decomposition at most 2x native, a Max decomposition at
-most 1.2x; a row that misses says by how much, and the notes say what limits it.
+optimisations, one thread: maxlower.runtime.onnxruntime_session), and the table gives
+medians and their ratio. Targets (issue 5): every ArgMax/ReduceMax decomposition at most 2x
+native, a Max decomposition at most 1.2x; a row that misses says by how much, and the notes
+say what limits it.
 
 A second table counts, over the 41 conformance cases converted to every opset from 7 to the
 latest, the pairs whose converted model is correct (it reproduces the expected outputs in
@@ -43,13 +44,13 @@ from pathlib import Path
 import numpy as np
 import onnx
 import onnx_ir as ir
-import onnxruntime as ort
 from onnx import TensorProto, helper
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from benchmarks.report import machine, versions_text, write_section  # noqa: E402
 from maxlower.lower import lower  # noqa: E402
+from maxlower.runtime import onnxruntime_session  # noqa: E402
 from passes.decompose import BY_NAME  # noqa: E402
 from passes.legalize import apply_decomposition  # noqa: E402
 
@@ -138,21 +139,11 @@ def feeds_for(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
     return feeds
 
 
-def session(model: onnx.ModelProto) -> ort.InferenceSession:
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    options.log_severity_level = 4
-    return ort.InferenceSession(
-        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
-    )
-
-
 def measure_pair(a: onnx.ModelProto, b: onnx.ModelProto, runs: int) -> tuple[float, float]:
     """Median seconds of a and of b, run alternately on the same inputs; the outputs must be
     equal (the decompositions are exact)."""
     feeds = feeds_for(a)
-    sa, sb = session(a), session(b)
+    sa, sb = onnxruntime_session(a, optimized=True), onnxruntime_session(b, optimized=True)
     out_a, out_b = sa.run(None, feeds), sb.run(None, feeds)
     for x, y in zip(out_a, out_b, strict=True):
         assert x.dtype == y.dtype and np.array_equal(x, y), "decomposition differs"
@@ -375,9 +366,6 @@ def loadability_table(quick: bool) -> list[str]:
         "| converter | pairs | correct | correct, but onnxruntime fails |",
         "|---|---:|---:|---:|",
     ]
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    options.log_severity_level = 4
     for name, convert in converters.items():
         pairs = correct = failing = 0
         for case in cases:
@@ -397,9 +385,7 @@ def loadability_table(quick: bool) -> list[str]:
                     continue
                 correct += 1
                 try:
-                    ort.InferenceSession(
-                        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
-                    ).run(None, feeds)
+                    onnxruntime_session(model).run(None, feeds)
                 except Exception:
                     failing += 1
         lines.append(f"| {name} | {pairs} | {correct} | {failing} |")
@@ -458,7 +444,7 @@ def weights(runs: int) -> None:
         model.ir_version = 9
         model = onnx.shape_inference.infer_shapes(model)
         feeds = feeds_for(model)
-        s = session(model)
+        s = onnxruntime_session(model, optimized=True)
         for _ in range(3):
             s.run(None, feeds)
         times = []

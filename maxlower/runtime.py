@@ -1,6 +1,17 @@
-"""Running a model and comparing outputs exactly: the ground the verifier stands on."""
+"""Running a model and comparing outputs exactly: the ground the verifier stands on.
+
+Every model maxlower, its tests and its benchmarks run goes through `onnxruntime_session`
+(or, for what onnxruntime cannot run, `reference_evaluator`), so that all of them run it the
+same way: onnxruntime's CPU execution provider, graph optimisations off (onnxruntime's own
+rewrites could hide or cause a difference), only fatal messages logged, and ONE thread, intra-
+and inter-op (THREADS): results must not depend on how the work is split (the NaN result of
+onnxruntime's ReduceMax depends on where the NaN sits, microsoft/onnxruntime#10514), and
+timings not on how busy the machine's other cores are.
+"""
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import onnx
@@ -8,22 +19,38 @@ import onnx.reference
 import onnxruntime as ort
 from onnx.reference.op_run import OpRun
 
+THREADS = 1
+
+
+def onnxruntime_session(
+    model: onnx.ModelProto | str | os.PathLike, *, optimized: bool = False
+) -> ort.InferenceSession:
+    """A session for `model` (a ModelProto, or a path, which keeps external data where it
+    lies), run as the module docstring says; `optimized` turns onnxruntime's default graph
+    optimisations on (for latency measurements, which should see what users get)."""
+    options = ort.SessionOptions()
+    if not optimized:
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.intra_op_num_threads = THREADS
+    options.inter_op_num_threads = THREADS
+    options.log_severity_level = 4
+    source = model.SerializeToString() if isinstance(model, onnx.ModelProto) else str(model)
+    return ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
+
+
+def reference_evaluator(model: onnx.ModelProto) -> onnx.reference.ReferenceEvaluator:
+    """onnx.reference's evaluator for `model`, which also reads Cast-1's `to` as a name."""
+    return onnx.reference.ReferenceEvaluator(model, new_ops=[_CastWithTypeName])
+
 
 def run_model(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> tuple[list, str]:
-    """Outputs from onnxruntime CPU with graph optimisations off, else from onnx.reference
-    (for ops, types or opsets onnxruntime has no kernel for); plus which one ran."""
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    options.log_severity_level = 4
+    """Outputs from onnxruntime (`onnxruntime_session`), else from onnx.reference (for ops,
+    types or opsets onnxruntime has no kernel for); plus which one ran."""
     try:
-        session = ort.InferenceSession(
-            model.SerializeToString(), options, providers=["CPUExecutionProvider"]
-        )
-        return session.run(None, feeds), "onnxruntime"
+        return onnxruntime_session(model).run(None, feeds), "onnxruntime"
     except Exception as ort_error:
         try:
-            evaluator = onnx.reference.ReferenceEvaluator(model, new_ops=[_CastWithTypeName])
-            return evaluator.run(None, feeds), "reference"
+            return reference_evaluator(model).run(None, feeds), "reference"
         except Exception:
             raise ort_error from None
 

@@ -31,7 +31,6 @@ import numpy as np
 import onnx
 import onnx.reference
 import onnx_ir as ir
-import onnxruntime
 import pytest
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis.control import current_build_context
@@ -39,6 +38,7 @@ from hypothesis.control import current_build_context
 import maxlower
 from maxlower.lower import lower
 from maxlower.profiles import load_profile
+from maxlower.runtime import onnxruntime_session
 from maxlower.verify.inputs import axes_inputs, generate_trials, input_specs
 from passes.errors import ConversionError
 from passes.function_types import InferFunctionTypesPass
@@ -410,12 +410,7 @@ def test_generated_dim_names_do_not_collide_after_lowering():
             scans = Max (scan)
         }""")
     lowered = lower(maxlower.convert(model, 11), "primitives")
-    options = onnxruntime.SessionOptions()  # as the verifier runs models
-    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
-    sessions = [
-        onnxruntime.InferenceSession(m.SerializeToString(), options, ["CPUExecutionProvider"])
-        for m in (model, lowered)
-    ]
+    sessions = [onnxruntime_session(m) for m in (model, lowered)]  # as the verifier runs them
     for n in (4, 1):
         x = np.arange(n, dtype=np.float32)
         expected, actual = (s.run(None, {"x": x}) for s in sessions)

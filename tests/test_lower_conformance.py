@@ -14,12 +14,11 @@ onnxruntime: every case converted to every opset from 7 to the latest and lowere
 from __future__ import annotations
 
 import onnx
-import onnxruntime as ort
 import pytest
 
 import maxlower
 from maxlower.lower import convert_and_lower, lower
-from maxlower.runtime import bit_equal, run_model
+from maxlower.runtime import bit_equal, onnxruntime_session, run_model
 from tests.conformance import family_cases
 
 LATEST = onnx.defs.onnx_opset_version()
@@ -53,16 +52,6 @@ def feeds_and_expected(case, model: onnx.ModelProto):
     return {v.name: x for v, x in zip(model.graph.input, inputs)}, expected
 
 
-def run_in_onnxruntime(model: onnx.ModelProto, feeds) -> list:
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    options.log_severity_level = 4
-    session = ort.InferenceSession(
-        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
-    )
-    return session.run(None, feeds)
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_primitives_profile_leaves_no_family_op(name):
     case = CASES[name]
@@ -87,7 +76,7 @@ def test_onnxruntime_profile_runs_in_onnxruntime(name):
         onnx.checker.check_model(lowered, full_check=True)
         assert default_opset(lowered) == opset
         feeds, expected = feeds_and_expected(case, lowered)
-        outputs = run_in_onnxruntime(lowered, feeds)
+        outputs = onnxruntime_session(lowered).run(None, feeds)
         for e, a in zip(expected, outputs, strict=True):
             assert bit_equal(e, a), f"{name}@{opset}: {e} != {a}"
 
@@ -101,4 +90,4 @@ def test_without_lowering_onnxruntime_cannot_run_these(name, opset):
     converted = maxlower.convert(case.model, opset)
     feeds, _ = feeds_and_expected(case, converted)
     with pytest.raises(Exception, match=r"NOT_IMPLEMENTED|not defined for empty set"):
-        run_in_onnxruntime(converted, feeds)
+        onnxruntime_session(converted).run(None, feeds)

@@ -1,9 +1,7 @@
 """Run one model over many trials: onnxruntime first, onnx.reference where it cannot.
 
-The session is made once per model, on the CPU provider with graph optimisations off
-(`ORT_DISABLE_ALL`, so that onnxruntime's own rewrites can neither hide nor cause a
-difference) and one thread (so that results do not depend on how work is split: the NaN
-result of onnxruntime's ReduceMax depends on where the NaN sits, microsoft/onnxruntime#10514).
+The session is made once per model, as every model is run (maxlower.runtime's
+`onnxruntime_session`: CPU provider, graph optimisations off, one thread).
 
 When onnxruntime cannot load the model (an old opset, a type without a kernel), every trial
 runs in `onnx.reference.ReferenceEvaluator`; when it loads but fails on one trial (for
@@ -16,13 +14,11 @@ import dataclasses
 
 import numpy as np
 import onnx
-import onnx.reference
 import onnx_ir as ir
-import onnxruntime as ort
 from onnx_ir.passes.common import InlinePass
 
-from maxlower.io import one_line
-from maxlower.runtime import _CastWithTypeName
+from maxlower.runtime import onnxruntime_session, reference_evaluator
+from passes.errors import concise
 
 ONNXRUNTIME, REFERENCE = "onnxruntime", "onnx.reference"
 
@@ -46,9 +42,9 @@ class ModelRunner:
         self._session = None
         self._evaluator = None
         try:
-            self._session = _session(model)
+            self._session = onnxruntime_session(model)
         except Exception as error:  # onnxruntime raises its own Fail/InvalidGraph/... kinds
-            self.load_error = one_line(error)
+            self.load_error = concise(error)
 
     def run(self, feeds: dict[str, np.ndarray]) -> Outcome:
         ort_error = self.load_error
@@ -56,7 +52,7 @@ class ModelRunner:
             try:
                 return Outcome(self._session.run(None, feeds), ONNXRUNTIME)
             except Exception as error:
-                ort_error = one_line(error)
+                ort_error = concise(error)
         try:
             with np.errstate(all="ignore"):  # NaN and inf are what the trials are made of
                 outputs = self._reference().run(None, feeds)
@@ -67,29 +63,13 @@ class ModelRunner:
             return Outcome(
                 None,
                 None,
-                f"onnxruntime: {ort_error}; onnx.reference: "
-                f"{one_line(error) or type(error).__name__}",
+                f"onnxruntime: {ort_error}; onnx.reference: {concise(error)}",
             )
 
     def _reference(self) -> onnx.reference.ReferenceEvaluator:
         if self._evaluator is None:
-            self._evaluator = _evaluator(self.model)
+            self._evaluator = reference_evaluator(self.model)
         return self._evaluator
-
-
-def _session(model: onnx.ModelProto) -> ort.InferenceSession:
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    options.log_severity_level = 4
-    return ort.InferenceSession(
-        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
-    )
-
-
-def _evaluator(model: onnx.ModelProto) -> onnx.reference.ReferenceEvaluator:
-    return onnx.reference.ReferenceEvaluator(model, new_ops=[_CastWithTypeName])
 
 
 def exposed(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[onnx.NodeProto]]:
@@ -119,7 +99,7 @@ class ExposedRunner:
         """Every main-graph value of one run, by name (feeds included); None if it fails."""
         try:
             if runner not in self._made:
-                make = _session if runner == ONNXRUNTIME else _evaluator
+                make = onnxruntime_session if runner == ONNXRUNTIME else reference_evaluator
                 self._made[runner] = make(self.model)
             with np.errstate(all="ignore"):
                 outputs = self._made[runner].run(None, feeds)
