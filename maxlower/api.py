@@ -12,6 +12,7 @@ import onnx
 import onnx_ir as ir
 
 from passes.errors import ConversionError
+from passes.graph_utils import graph_protos
 
 if TYPE_CHECKING:
     from maxlower.pipeline import Job, Report
@@ -120,7 +121,7 @@ def _as_proto(
             model = ir.external_data.load_to_model(model.clone())
             directories = set()
         found = directories.pop() if directories else None
-        return ir.serde.serialize_model(model), str(base_dir or found or os.curdir), True
+        return serialize(model), str(base_dir or found or os.curdir), True
     if not isinstance(model, onnx.ModelProto):
         raise TypeError(f"expected onnx.ModelProto or onnx_ir.Model, got {type(model).__name__}")
     copy = onnx.ModelProto()
@@ -136,17 +137,76 @@ def check_target_opset(opset: int) -> None:
         )
 
 
+# model.meta key: the value types onnx_ir cannot read, set aside by `deserialize`
+_SET_ASIDE = "maxlower.types_onnx_ir_cannot_read"
+
+
 def deserialize(proto: onnx.ModelProto, path: object = None) -> ir.Model:
     """ir.serde.deserialize_model, with what onnx_ir cannot read (and onnx.checker let
-    through: a damaged function, say) an InvalidModelError; `path` names the file."""
+    through: a damaged function, say) an InvalidModelError; `path` names the file.
+
+    Value types onnx_ir has no class for (a map, as in ZipMap's sequence of maps; an opaque
+    type) are set aside: the values are read untyped and `serialize` puts their types back,
+    so a model holding them goes through every pass (none of which reads those values)."""
+    set_aside = _set_aside_unreadable_types(proto)
+    if set_aside:
+        copy = onnx.ModelProto()
+        copy.CopyFrom(proto)
+        _set_aside_unreadable_types(copy, clear=True)
+        proto = copy
     try:
-        return ir.serde.deserialize_model(proto)
+        model = ir.serde.deserialize_model(proto)
+        if set_aside:
+            model.meta[_SET_ASIDE] = set_aside
+        return model
     except ir.serde.SerdeError as error:
         where = f"{path}: " if path is not None else ""
         details = [str(e).strip().splitlines()[0] for e in (error, error.__cause__) if e]
         raise InvalidModelError(
             f"{where}onnx_ir cannot read the model ({': '.join(filter(None, details))})"
         ) from None
+
+
+def serialize(model: ir.Model) -> onnx.ModelProto:
+    """ir.serde.serialize_model, with the value types `deserialize` set aside put back."""
+    proto = ir.serde.serialize_model(model)
+    set_aside = model.meta.get(_SET_ASIDE)
+    if set_aside:
+        for graph in graph_protos(proto.graph):
+            for info in [*graph.input, *graph.output, *graph.value_info]:
+                if not info.HasField("type") and info.name in set_aside:
+                    info.type.CopyFrom(set_aside[info.name])
+    return proto
+
+
+def _set_aside_unreadable_types(
+    proto: onnx.ModelProto, *, clear: bool = False
+) -> dict[str, onnx.TypeProto]:
+    """{value name: type} of the graph inputs, outputs and value_info (in every graph)
+    whose type onnx_ir cannot read; with `clear`, those types are removed from `proto`
+    (value_info entries dropped)."""
+    found = {}
+    for graph in graph_protos(proto.graph):
+        for field in (graph.input, graph.output, graph.value_info):
+            for info in list(field):
+                if info.HasField("type") and not _readable(info.type):
+                    if info.name not in found:  # a graph output's own type first
+                        found[info.name] = onnx.TypeProto()
+                        found[info.name].CopyFrom(info.type)
+                    if clear and field is graph.value_info:
+                        field.remove(info)
+                    elif clear:
+                        info.ClearField("type")
+    return found
+
+
+def _readable(type_proto: onnx.TypeProto) -> bool:
+    if type_proto.WhichOneof("value") in ("tensor_type", None):  # (the common case, fast)
+        return True
+    try:
+        return ir.serde.deserialize_type_proto_for_type(type_proto) is not None
+    except ir.serde.SerdeError:
+        return False
 
 
 __all__ = [

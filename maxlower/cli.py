@@ -373,6 +373,7 @@ def _run_and_write(
                 original,
                 in_memory(outcome.proto, outcome.checked.base_dirs),
                 None if dry_run else output_path,
+                quiet=quiet,
             )
     if verification.json_path is not None:
         verdict = verification.report.to_dict() if verification.report else None
@@ -471,7 +472,7 @@ def inspect(input_path: pathlib.Path, opset: int | None, debug: bool) -> None:
         base_dir = str(input_path.parent)
         plan = plan_conversion(prepared, base_dir, opset) if opset is not None else None
         model = model_from_proto(prepared, base_dir)
-        nodes = family_nodes(model)
+        nodes = family_nodes(model, infer_shapes=False)  # typed by the pipeline
 
         source = model.opset_imports.get("")
         header = f"{input_path}: opset {_opset_text(source)}, ir_version {model.ir_version}, "

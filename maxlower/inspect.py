@@ -12,6 +12,7 @@ import onnx_ir as ir
 from passes import graph_utils
 from passes.builder import FAMILY, schema_version
 from passes.errors import ConversionError
+from passes.function_types import InferFunctionTypesPass
 from passes.graph_utils import constant_ints, containers, node_label
 from passes.version.convert import Rewrite
 
@@ -55,6 +56,8 @@ def family_nodes(model: ir.Model, *, infer_shapes: bool = True) -> list[FamilyNo
     """
     if infer_shapes:
         graph_utils.infer_shapes(model)
+    elif model.functions:  # function bodies: the types their calls imply
+        InferFunctionTypesPass()(model)
     found = []
     for container_name, container, opsets in containers(model):
         opset = opsets.get("")

@@ -35,7 +35,7 @@ import onnx
 import onnx_ir as ir
 from google.protobuf.message import DecodeError
 
-from maxlower.api import InvalidModelError, deserialize
+from maxlower.api import InvalidModelError, deserialize, serialize
 from maxlower.safety import deferred_interrupts
 from passes.graph_utils import (
     SHAPE_SOURCES,
@@ -216,7 +216,22 @@ def check_and_infer(
     except ValueError as error:  # onnx's C++ code: an element type it does not know, say
         raise onnx.checker.ValidationError(one_line(error)) from None
     forget_generated_dim_names_in_proto(inferred)  # unk__0 may name dims of different sizes
+    _keep_declared_outputs(inferred, proto)
     return restore(inferred)
+
+
+def _keep_declared_outputs(inferred: onnx.ModelProto, declared: onnx.ModelProto) -> None:
+    """Inference merges what it finds into the graph outputs' types (a ZipMap output's map
+    values become scalars, a dim gets a size): the outputs are written back as the model
+    declared them, and what inference added goes into value_info, where the passes read
+    it (maxlower.sparse types values from value_info first)."""
+    for output, original in zip(inferred.graph.output, declared.graph.output):
+        if output.type == original.type or output.name != original.name:
+            continue
+        refined = onnx.ValueInfoProto(name=output.name)
+        refined.type.CopyFrom(output.type)
+        inferred.graph.value_info.append(refined)
+        output.type.CopyFrom(original.type)
 
 
 def _check_and_infer_light(light: onnx.ModelProto) -> onnx.ModelProto:
@@ -405,7 +420,7 @@ def check_result(model: ir.Model, progress: Progress = QUIET) -> CheckedModel:
     inference error if the model fails."""
     with progress.stage("checking the result (onnx.checker, full check)"):
         base_dirs = {str(t.location): str(t.base_dir) for t in _external_tensors(model)}
-        proto = check_and_infer(ir.serde.serialize_model(model), base_dirs)
+        proto = check_and_infer(serialize(model), base_dirs)
         return CheckedModel(proto, base_dirs)
 
 

@@ -44,7 +44,7 @@ from maxlower.profiles import Profile
 from maxlower.safety import check_model_data, describe_invalid
 from maxlower.sparse import convert_sparse
 from passes.builder import FAMILY
-from passes.graph_utils import containers, infer_shapes
+from passes.graph_utils import containers
 from passes.legalize import LegalizePass, Lowering
 from passes.version.convert import Rewrite
 from passes.version.other_ops import DELEGATED, EXPANDED, RELABELLED, OtherOpConversion
@@ -180,6 +180,17 @@ def run(
         check_target_opset(job.opset)
     if source is None:
         raise InvalidModelError("the model imports no default-domain ('' / ai.onnx) opset")
+    if job.opset is not None and job.profile is not None:
+        # Convert, then lower what conversion wrote, typed and checked as a file of it
+        # would be: `convert --profile P` is `convert` then `lower --profile P`.
+        converted = run(
+            prepared, dataclasses.replace(job, profile=None), base_dir, progress=progress
+        )
+        lowered = run(converted.proto, Job(profile=job.profile), base_dir, progress=progress)
+        lowered.report.rewrites = converted.report.rewrites
+        lowered.report.conversions = converted.report.conversions
+        lowered.report.source_opset, lowered.report.target_opset = source, job.opset
+        return lowered
     report = Report(source, job.opset, profile=job.profile.name if job.profile else None)
     sparse = None
     if job.opset is not None and job.profile is None:
@@ -206,8 +217,6 @@ def run(
             report.conversions = result.conversions
     if job.profile is not None:
         with progress.stage(f"lowering for profile {job.profile.name!r}"):
-            if job.opset is not None:
-                infer_shapes(model)  # the values conversion made
             report.lowerings = LegalizePass(job.profile)(model).lowerings
     return Outcome(check_result(model, progress), report)
 

@@ -347,9 +347,10 @@ def _partial_model(
     read_outside.update(v.name for v in graph.output)
     initializers = {t.name: t for t in graph.initializer}
     graph_inputs = {v.name for v in graph.input}
-    types = {v.name: v for v in graph.value_info}
-    types.update((v.name, v) for v in graph.input)
+    # value_info last: for a graph output it holds what inference adds to the declared type
+    types = {v.name: v for v in graph.input}
     types.update((v.name, v) for v in graph.output)
+    types.update((v.name, v) for v in graph.value_info)
 
     held = list(dict.fromkeys(n for n in read if n in initializers and n not in made))
     inputs = list(

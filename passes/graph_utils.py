@@ -159,8 +159,12 @@ def data_propagation_affordable(shapes: Iterable[Sequence[int | None] | None]) -
 def infer_shapes(model: ir.Model) -> None:
     """Types and shapes of every value of `model`, in place, from onnx's shape inference
     (never strict: what it cannot infer stays unknown), with data propagation where it is
-    affordable (above)."""
-    ShapeInferencePass(strict_mode=False, data_prop=False)(model)
+    affordable (above). A model holding value types onnx_ir cannot read (ZipMap's sequence of
+    maps) cannot come back from onnx's inference: it keeps the types it has."""
+    try:
+        ShapeInferencePass(strict_mode=False, data_prop=False)(model)
+    except ir.serde.SerdeError:
+        return
     graphs = [*model.graphs(), *(f.graph for f in model.functions.values())]
     if not any(n.op_type in SHAPE_SOURCES and n.domain == "" for g in graphs for n in g):
         return

@@ -88,15 +88,20 @@ class Verification:
         original: onnx.ModelProto,
         candidate: onnx.ModelProto,
         output_path: pathlib.Path | None,
+        *,
+        quiet: bool = False,
     ) -> bool:
-        """Verify the rewrite of `original` into `candidate` and print the verdict. False
-        means: do not write (the reason is printed); then call `finish`."""
+        """Verify the rewrite of `original` into `candidate` and print the verdict (with
+        `quiet`, only a failure's one line on stderr). False means: do not write (the reason
+        is printed); then call `finish`."""
         report = self.run(original, candidate)
-        echo("verification: " + report.summary())
+        if not quiet:
+            echo("verification: " + report.summary())
         if report.ok or output_path is None:
             return True
         if self.force:
-            echo(f"--force: writing {output_path} although verification failed")
+            if not quiet:
+                echo(f"--force: writing {output_path} although verification failed")
             return True
         echo(
             f"maxlower: {output_path} not written: verification "

@@ -38,6 +38,12 @@ def is_float(dtype: np.dtype) -> bool:
 def compare(
     expected: np.ndarray, actual: np.ndarray, rtol: float = 0.0, atol: float = 0.0
 ) -> Comparison:
+    if not isinstance(expected, np.ndarray) or not isinstance(actual, np.ndarray):
+        # a sequence or map output (ZipMap's list of dicts): the same structure (lengths,
+        # keys), then its leaves compared as one array
+        (form_e, expected), (form_a, actual) = flatten(expected), flatten(actual)
+        if form_e != form_a:
+            return Comparison("shape", expected=str(form_e)[:200], actual=str(form_a)[:200])
     expected, actual = np.asarray(expected), np.asarray(actual)
     if expected.dtype != actual.dtype:
         return Comparison("dtype", expected=str(expected.dtype), actual=str(actual.dtype))
@@ -69,6 +75,25 @@ def compare(
         expected=scalar(expected[first]),
         actual=scalar(actual[first]),
     )
+
+
+def flatten(value) -> tuple[object, np.ndarray]:
+    """(the structure of a sequence / map / tensor value, its leaves as one 1-D array)."""
+    leaves: list[np.ndarray] = []
+
+    def walk(item) -> object:
+        if isinstance(item, dict):
+            keys = sorted(item)
+            return ("map", tuple(keys), tuple(walk(item[k]) for k in keys))
+        if isinstance(item, list | tuple):
+            return ("sequence", tuple(walk(x) for x in item))
+        array = np.asarray(item)
+        leaves.append(array.reshape(-1))
+        return ("tensor", str(array.dtype), array.shape)
+
+    form = walk(value)
+    flat = np.concatenate(leaves) if leaves else np.zeros(0, dtype=np.float64)
+    return form, flat
 
 
 def equal_elements(

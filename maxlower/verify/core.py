@@ -23,7 +23,7 @@ import numpy as np
 import onnx
 import onnx_ir as ir
 
-from maxlower.api import InvalidModelError
+from maxlower.api import InvalidModelError, deserialize, serialize
 from maxlower.io import load_model
 from maxlower.verify.compare import Comparison, compare, equal_elements, is_float
 from maxlower.verify.inputs import Trial, axes_inputs, generate_trials, input_specs
@@ -87,7 +87,7 @@ def verify(
         report.notes += interface
         return report
 
-    axes = axes_inputs(ir.serde.deserialize_model(reference_proto))
+    axes = axes_inputs(deserialize(reference_proto))
     runners = ModelRunner(reference_proto), ModelRunner(candidate_proto)
     for side, runner in zip(("reference", "candidate"), runners):
         if runner.load_error:
@@ -405,7 +405,7 @@ def _as_proto(model: ModelInput, side: str) -> onnx.ModelProto:
         for v in g.initializers.values()
     ):
         model = ir.external_data.load_to_model(model.clone())  # runners read from memory
-    return ir.serde.serialize_model(model)
+    return serialize(model)
 
 
 def _load_inputs(inputs, model: onnx.ModelProto) -> dict[str, np.ndarray]:

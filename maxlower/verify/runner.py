@@ -14,9 +14,9 @@ import dataclasses
 
 import numpy as np
 import onnx
-import onnx_ir as ir
 from onnx_ir.passes.common import InlinePass
 
+from maxlower.api import deserialize, serialize
 from maxlower.runtime import onnxruntime_session, reference_evaluator
 from passes.errors import concise
 
@@ -75,9 +75,9 @@ class ModelRunner:
 def exposed(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[onnx.NodeProto]]:
     """The model with local functions inlined and every main-graph value as an output, and
     its nodes in order (to name the node that produced a value)."""
-    ir_model = ir.serde.deserialize_model(model)
+    ir_model = deserialize(model)
     InlinePass()(ir_model)
-    proto = ir.serde.serialize_model(ir_model)
+    proto = serialize(ir_model)
     listed = {o.name for o in proto.graph.output}
     for node in proto.graph.node:
         for name in node.output:
