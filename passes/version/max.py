@@ -133,8 +133,8 @@ def integers_to_exact_form(node: ir.Node, b: Builder) -> str | None:
         select = _arithmetic_max
     else:
         raise b.refuse(
-            f"{dtype.name} Max below opset 12 needs an exact integer comparison, which ONNX "
-            "has from opset 6 (from 7 with broadcasting)",
+            f"{dtype.name} Max below opset 12 needs exact integer arithmetic, which ONNX has "
+            "from opset 6 (from 7 with broadcasting)",
             "target opset 7 or later (6 if all inputs have the same static shape)",
         )
     result = node.inputs[0]
