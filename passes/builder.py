@@ -194,6 +194,37 @@ class Builder:
         self.graph.register_initializer(value)
         return value
 
+    def axis_length(self, x: ir.Value, axis: int) -> ir.Value:
+        """The length of x's `axis` as an int64 scalar: a constant where it is static, else
+        Gather(Shape(x), axis) at run time (below opset 11 Gather takes no negative index,
+        so `axis` must not be negative there)."""
+        length = None if x.shape is None else x.shape[axis]
+        if isinstance(length, int):
+            return self.const(np.array(length, dtype=np.int64))
+        rank = None if x.shape is None else ir.Shape([len(x.shape)])
+        shape = self.op("Shape", [x], dtype=ir.DataType.INT64, shape=rank)
+        return self.op(
+            "Gather",
+            [shape, self.const(np.array(axis, dtype=np.int64))],
+            {"axis": 0},
+            dtype=ir.DataType.INT64,
+            shape=ir.Shape([]),
+        )
+
+    def arithmetic_select(
+        self, condition: ir.Value, x: ir.Value, y: ir.Value, dtype: ir.DataType
+    ) -> ir.Value:
+        """Where(condition, x, y) without Where, for integer x and y: x*c + y*(1-c). Exact for
+        integers (one product is the value times 1, the other times 0, and adding 0 never
+        overflows), not for floats (inf * 0 is NaN). Mul and Add broadcast as Where does."""
+        take = self.cast(condition, dtype)
+        leave = self.cast(self.op("Not", [condition], dtype=ir.DataType.BOOL), dtype)
+        return self.op(
+            "Add",
+            [self.op("Mul", [x, take], dtype=dtype), self.op("Mul", [y, leave], dtype=dtype)],
+            dtype=dtype,
+        )
+
     def int64_initializer(self, values: Sequence[int]) -> ir.Value:
         """An int64 vector as an initializer (backends such as TensorRT want constant axes
         there); in functions, which cannot hold initializers, a Constant."""

@@ -9,8 +9,8 @@
                                        the first hit wins
     ... with select_last_index=1    →  the same with p' = n-1-p, and n-1 minus the result:
                                        the last hit wins
-    ArgMax(x){select_last_index=1}  →  n-1 - ArgMax(Slice(x, step -1 on a)); below opset 10
-                                       (no steps) passes.version.arg_max's Gather reversal
+    ArgMax(x){select_last_index=1}  →  n-1 - ArgMax(Slice(x, step -1 on a)): the version
+                                       adapter 12 → 11 (passes.version.arg_max)
     ArgMax(x: rank 1){axis=a}       →  Squeeze(ArgMax(Unsqueeze(x, [0])){axis=a+1}, [0])
     ArgMax(x: T)                    →  ArgMax(Cast(x, W)), W an exact widening: casting is
                                        monotonic and one-to-one, so ties and order are kept
@@ -40,8 +40,6 @@ from passes.decompose.common import (
 from passes.decompose.reduce_max import reduce_one_axis
 from passes.graph_utils import replace_node, require_dtype, require_rank, static_dim
 from passes.version import arg_max as arg_max_adapters
-
-INT64_MIN = np.iinfo(np.int64).min
 
 
 def _axis(node: ir.Node, b: Builder, why: str) -> tuple[int, int]:
@@ -101,7 +99,7 @@ def _positions(
         position = b.const((positions[::-1] if last else positions).reshape([length, *trailing]))
         return position, b.const(np.array(length - 1, dtype=np.int64)) if last else None
     b.require("Range")
-    n = _length(b, x, axis, rank)
+    n = b.axis_length(x, axis)
     zero, one = b.const(np.array(0, dtype=np.int64)), b.const(np.array(1, dtype=np.int64))
     position = b.op("Range", [zero, n, one], dtype=DT.INT64)
     if trailing:
@@ -112,47 +110,12 @@ def _positions(
     return b.binary("Sub", last_position, position, dtype=DT.INT64), last_position
 
 
-def _length(b: Builder, x: ir.Value, axis: int, rank: int) -> ir.Value:
-    """The length of `axis` of x as an int64 scalar: a constant if static, else from Shape."""
-    length = static_dim(x, axis)
-    if length is not None:
-        return b.const(np.array(length, dtype=np.int64))
-    shape = b.op("Shape", [x], dtype=DT.INT64, shape=ir.Shape([rank]))
-    return b.op(
-        "Gather",
-        [shape, b.const(np.array(axis, dtype=np.int64))],
-        {"axis": 0},
-        dtype=DT.INT64,
-        shape=ir.Shape([]),
-    )
-
-
 def select_last_index_to_reversal(node: ir.Node, b: Builder) -> str | None:
+    """The version adapter 12 → 11's reversal (passes.version.arg_max), for a backend
+    without select_last_index=1."""
     if node.attributes.get_int("select_last_index", 0) != 1:
         return None
-    if b.opset < 10:  # no Slice with steps: the version adapter's Gather of reversed indices
-        return arg_max_adapters.select_last_index_to_reversal(node, b)
-    x = node.inputs[0]
-    axis, rank = _axis(node, b, "the axis is reversed with a Slice")
-    keepdims = node.attributes.get_int("keepdims", 1)
-    # Slice with step -1, not a Gather of n-1..0: in onnxruntime 8x faster on [64, 4096].
-    flipped = b.slice(x, [-1], [INT64_MIN], [axis], [-1])
-    flipped.shape = x.shape
-    first = b.op(
-        "ArgMax",
-        [flipped],
-        {"axis": axis, "keepdims": keepdims},
-        family_version=current_version("ArgMax", b.opset),
-        dtype=DT.INT64,
-    )
-    length = static_dim(x, axis)
-    if length is not None:
-        last_position = b.const(np.array(length - 1, dtype=np.int64))
-    else:
-        one = b.const(np.array(1, dtype=np.int64))
-        last_position = b.binary("Sub", _length(b, x, axis, rank), one, dtype=DT.INT64)
-    replace_node(node, b.binary("Sub", last_position, first, dtype=DT.INT64))
-    return "select_last_index=1 as n-1 minus the first index of the reversed axis"
+    return arg_max_adapters.select_last_index_to_reversal(node, b)
 
 
 def rank1_to_rank2(node: ir.Node, b: Builder) -> str | None:

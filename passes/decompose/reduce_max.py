@@ -120,22 +120,23 @@ def runtime_axes_to_constant(node: ir.Node, b: Builder) -> str | None:
     return reduce_max_adapters.axes_input_to_attribute(node, b)
 
 
-def _single_axis(node: ir.Node, b: Builder, why: str) -> tuple[int, int] | None:
-    """(axis made non-negative, rank) when the node reduces one constant axis, else None."""
+def _single_axis(node: ir.Node, b: Builder, why: str) -> tuple[ir.Value, int, int, DT] | None:
+    """(data, axis made non-negative, rank, element type) when the node reduces one constant
+    axis, else None."""
     axes, _, _ = read_axes(node)
     if axes is None or len(axes) != 1:
         return None
-    rank = require_rank(node, node.inputs[0], why)
-    return non_negative_axes(node, axes, rank, b)[0], rank
+    x = node.inputs[0]
+    rank = require_rank(node, x, why)
+    dtype = require_dtype(node, x, "the empty-set value and max depend on it")
+    return x, non_negative_axes(node, axes, rank, b)[0], rank, dtype
 
 
 def slice_tree(node: ir.Node, b: Builder) -> str | None:
     single = _single_axis(node, b, "the Slice tree needs the axis made non-negative")
     if single is None:
         return None
-    axis, rank = single
-    x = node.inputs[0]
-    dtype = require_dtype(node, x, "the empty-set value and max depend on it")
+    x, axis, rank, dtype = single
     length = static_dim(x, axis)
     if length is None:
         raise b.refuse(
@@ -166,19 +167,10 @@ def loop(node: ir.Node, b: Builder) -> str | None:
     single = _single_axis(node, b, "the Loop form needs the kept shape")
     if single is None:
         return None
-    axis, rank = single
-    x = node.inputs[0]
-    dtype = require_dtype(node, x, "the empty-set value and max depend on it")
+    x, axis, rank, dtype = single
     keep_shape = kept_shape(x.shape, axis)
     start = filled(b, type_minimum(dtype), reduced_shape(b, x, axis, rank), keep_shape)
-    shape = b.op("Shape", [x], dtype=DT.INT64, shape=ir.Shape([rank]))
-    count = b.op(
-        "Gather",
-        [shape, b.const(np.array(axis, dtype=np.int64))],
-        {"axis": 0},
-        dtype=DT.INT64,
-        shape=ir.Shape([]),
-    )
+    count = b.axis_length(x, axis)
     body = b.sub_builder()
     iteration = ir.Value(name=f"{start.name}_i", type=ir.TensorType(DT.INT64), shape=ir.Shape([]))
     condition = ir.Value(name=f"{start.name}_c", type=ir.TensorType(DT.BOOL), shape=ir.Shape([]))

@@ -4,8 +4,9 @@
 
 Not a member of the Max family, but the exact forms of Max emit it (the select form, and
 passes.version.max's int64/uint64 form below opset 12), and onnxruntime's CPU kernels of
-Where skip int16, uint16 and uint64. `arithmetic_select` is also Max's integer form
-without Where (passes.decompose.max). For integers the arithmetic is exact: one product is
+Where skip int16, uint16 and uint64. The select (Builder.arithmetic_select) is also Max's
+integer form without Where (passes.decompose.max; passes.version.max below opset 9). For
+integers the arithmetic is exact: one product is
 the value times 1, the other is times 0, and adding 0 never overflows. Floats are left
 alone: inf * 0 is NaN. Broadcasting is Where's: Mul and Add broadcast the same way.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 import onnx_ir as ir
 
 from passes.builder import Builder
-from passes.decompose.common import DT, SIGNED, UNSIGNED, Decomposition, require_accepts
+from passes.decompose.common import SIGNED, UNSIGNED, Decomposition, require_accepts
 from passes.graph_utils import replace_node
 
 
@@ -31,16 +32,11 @@ def integers_to_arithmetic(node: ir.Node, b: Builder) -> str | None:
 def arithmetic_select(
     b: Builder, condition: ir.Value, x: ir.Value, y: ir.Value, dtype: ir.DataType
 ) -> ir.Value:
-    """Where(condition, x, y) for integer x and y, without Where: x*c + y*(1-c)."""
+    """Where(condition, x, y) for integer x and y, without Where (Builder.arithmetic_select),
+    refused where the opset's Mul or Add does not take `dtype`."""
     for op_type in ("Mul", "Add"):  # before 14 neither takes int8, int16, uint8, uint16
         require_accepts(b, op_type, dtype, "the arithmetic select")
-    take = b.cast(condition, dtype)
-    leave = b.cast(b.op("Not", [condition], dtype=DT.BOOL), dtype)
-    return b.op(
-        "Add",
-        [b.op("Mul", [x, take], dtype=dtype), b.op("Mul", [y, leave], dtype=dtype)],
-        dtype=dtype,
-    )
+    return b.arithmetic_select(condition, x, y, dtype)
 
 
 DECOMPOSITIONS = [

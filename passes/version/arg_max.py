@@ -29,6 +29,9 @@ MAX_INDEX_CONSTANT = 1 << 16
 
 
 def select_last_index_to_reversal(node: ir.Node, b: Builder) -> str | None:
+    """ArgMax{select_last_index=1} as n-1 minus the first index of the reversed axis, the
+    inner node an ArgMax-11; also the decomposition `arg_max_select_last_index_to_reversal`
+    (passes.legalize.apply walks that ArgMax-11 up to the opset)."""
     attrs = node.attributes
     if attrs.get_int("select_last_index", 0) == 0:
         return "dropped select_last_index=0" if attrs.pop("select_last_index", None) else None
@@ -37,11 +40,10 @@ def select_last_index_to_reversal(node: ir.Node, b: Builder) -> str | None:
     keepdims = attrs.get_int("keepdims", 1)
     length = static_dim(x, axis) if x.shape is not None else None
     if b.opset >= 10:  # Slice with step -1: any length, and far faster than a Gather
-        slice_axis = axis if b.opset >= 11 else _non_negative_axis(node, b, x, axis)
-        flipped = b.slice(x, [-1], [INT64_MIN], [slice_axis], [-1])
+        flipped = b.slice(x, [-1], [INT64_MIN], [_axis_at_opset(node, b, x, axis)], [-1])
     elif length is not None and length <= MAX_INDEX_CONSTANT:
         reversed_positions = b.const(np.arange(length - 1, -1, -1, dtype=np.int64))
-        gather_axis = _non_negative_axis(node, b, x, axis)
+        gather_axis = _axis_at_opset(node, b, x, axis)
         flipped = b.op("Gather", [x, reversed_positions], {"axis": gather_axis}, dtype=x.dtype)
     else:
         raise b.refuse(
@@ -61,33 +63,21 @@ def select_last_index_to_reversal(node: ir.Node, b: Builder) -> str | None:
     if b.opset < 10:  # the reversed positions map the index back without arithmetic
         index = b.op("Gather", [reversed_positions, first], {"axis": 0}, dtype=ir.DataType.INT64)
     else:
-        last = (
-            b.const(np.array(length - 1, dtype=np.int64))
-            if length is not None
-            else _last_position(b, x, axis)
-        )
+        if length is not None:
+            last = b.const(np.array(length - 1, dtype=np.int64))
+        else:
+            n = b.axis_length(x, _axis_at_opset(node, b, x, axis))
+            last = b.binary("Sub", n, b.const(np.array(1, dtype=np.int64)), dtype=ir.DataType.INT64)
         index = b.binary("Sub", last, first, dtype=ir.DataType.INT64)
     replace_node(node, index)
     return "select_last_index=1 rewritten as reverse + ArgMax + index mapping"
 
 
-def _non_negative_axis(node: ir.Node, b: Builder, x: ir.Value, axis: int) -> int:
-    if axis >= 0:
+def _axis_at_opset(node: ir.Node, b: Builder, x: ir.Value, axis: int) -> int:
+    """`axis` as Slice and Gather take it at the builder's opset: non-negative below 11."""
+    if axis >= 0 or b.opset >= 11:
         return axis
     return axis + require_rank(node, x, f"the negative axis {axis} must be made non-negative")
-
-
-def _last_position(b: Builder, x: ir.Value, axis: int) -> ir.Value:
-    """n - 1 as an int64 scalar, where n is x's length on `axis`, read at run time."""
-    gather_axis = axis if b.opset >= 11 else _non_negative_axis(b.culprit, b, x, axis)
-    shape = b.op("Shape", [x], dtype=ir.DataType.INT64)
-    length = b.op(
-        "Gather",
-        [shape, b.const(np.array(gather_axis, dtype=np.int64))],
-        {"axis": 0},
-        dtype=ir.DataType.INT64,
-    )
-    return b.binary("Sub", length, b.const(np.array(1, dtype=np.int64)), dtype=ir.DataType.INT64)
 
 
 ADAPTERS = {

@@ -166,13 +166,7 @@ def _arithmetic_max(b: Builder, x: ir.Value, y: ir.Value, dtype: DT) -> ir.Value
         dtype=DT.BOOL,
     )
     x_wins = b.op("Or", [above, b.op("And", [tied, small_positive], dtype=DT.BOOL)], dtype=DT.BOOL)
-    mask = b.cast(x_wins, dtype)
-    keep_y = b.cast(b.op("Not", [x_wins], dtype=DT.BOOL), dtype)
-    return b.op(
-        "Add",
-        [b.op("Mul", [x, mask], dtype=dtype), b.op("Mul", [y, keep_y], dtype=dtype)],
-        dtype=dtype,
-    )
+    return b.arithmetic_select(x_wins, x, y, dtype)
 
 
 ADAPTERS = {
