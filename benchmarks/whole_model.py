@@ -30,16 +30,18 @@ from pathlib import Path
 
 import onnx
 import onnx.version_converter
-import onnx_ir as ir
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))  # tests.fixtures, benchmarks.report
 import maxlower  # noqa: E402
 from benchmarks.report import machine, versions, write_section  # noqa: E402
-from passes.function_types import InferFunctionTypesPass  # noqa: E402
-from passes.graph_utils import infer_shapes  # noqa: E402
-from passes.version.expand_ops import ExpandOpsPass  # noqa: E402
-from tests.fixtures.catalog import TARGETS, differences, fixtures, outputs_of  # noqa: E402
+from tests.fixtures.catalog import (  # noqa: E402
+    TARGETS,
+    differences,
+    fixtures,
+    outputs_of,
+    spec_reference,
+)
 
 START_MARKER = "<!-- whole-model:start -->"
 END_MARKER = "<!-- whole-model:end -->"
@@ -70,14 +72,6 @@ class Pair:
     category: str
     message: str = ""
     seconds: float = 0.0
-
-
-def spec_reference(model: onnx.ModelProto, op_types: frozenset[str]) -> onnx.ModelProto:
-    ir_model = ir.serde.deserialize_model(model)
-    infer_shapes(ir_model)
-    InferFunctionTypesPass()(ir_model)
-    ExpandOpsPass(op_types)(ir_model)
-    return ir.serde.serialize_model(ir_model)
 
 
 def evaluate(fixture, model, feeds, expected, converter: str, target: int) -> Pair:

@@ -24,9 +24,7 @@ import pytest
 
 import maxlower
 from passes import ConversionError
-from passes.function_types import InferFunctionTypesPass
 from passes.graph_utils import infer_shapes
-from passes.version.expand_ops import ExpandOpsPass
 from passes.version.other_ops import ConvertOtherOpsPass, source_opsets_of
 from tests.fixtures.catalog import (
     MANIFEST,
@@ -34,6 +32,7 @@ from tests.fixtures.catalog import (
     differences,
     fixtures,
     outputs_of,
+    spec_reference,
 )
 
 FIXTURES = {f.name: f for f in fixtures()}
@@ -71,19 +70,22 @@ def original_outputs(name: str) -> tuple[dict, dict]:
 @functools.cache
 def spec_outputs(name: str, op_types: frozenset[str]) -> dict:
     """The original's outputs with `op_types` expanded into their bodies at its own opset."""
-    model = ir.serde.deserialize_model(FIXTURES[name].load())
-    infer_shapes(model)
-    InferFunctionTypesPass()(model)
-    assert ExpandOpsPass(op_types)(model).modified
-    proto = ir.serde.serialize_model(model)
+    original = FIXTURES[name].load()
+    proto = spec_reference(original, op_types)
+    assert op_types <= all_op_types(original) and not op_types & all_op_types(proto)
     onnx.checker.check_model(proto, full_check=True)
     outputs, _ = outputs_of(proto, original_outputs(name)[0])
     return outputs
 
 
+def all_op_types(model: onnx.ModelProto) -> set[str]:
+    return {n.op_type for n in model.graph.node} | {
+        n.op_type for f in model.functions for n in f.node
+    }
+
+
 def expanded_ops(model: onnx.ModelProto, target: int) -> frozenset[str]:
-    ops = {n.op_type for n in model.graph.node}
-    ops |= {n.op_type for f in model.functions for n in f.node}
+    ops = all_op_types(model)
     return frozenset(op for op, since in SPEC_NOT_KERNEL.items() if op in ops and target < since)
 
 
