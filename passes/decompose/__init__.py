@@ -3,8 +3,9 @@
 `DECOMPOSITIONS[op_type]` lists every rewrite of that op; `passes.legalize` picks, per node,
 the cheapest one whose result a backend profile accepts. Each is usable alone:
 
-    from passes.decompose import apply_decomposition
-    apply_decomposition(model, node, "reduce_max_slice_tree")
+    from passes.decompose import BY_NAME
+    from passes.legalize import apply_decomposition
+    apply_decomposition(node, BY_NAME["reduce_max_slice_tree"], opset)
 """
 
 from __future__ import annotations
@@ -24,4 +25,4 @@ for _decomposition in (
 
 BY_NAME: dict[str, Decomposition] = {d.name: d for ds in DECOMPOSITIONS.values() for d in ds}
 
-__all__ = ["BY_NAME", "DECOMPOSITIONS", "Decomposition"]
+__all__ = ["BY_NAME", "DECOMPOSITIONS"]

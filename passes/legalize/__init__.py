@@ -29,7 +29,7 @@ from typing import Protocol
 import onnx_ir as ir
 
 from passes.builder import min_ir_version
-from passes.decompose import BY_NAME, DECOMPOSITIONS
+from passes.decompose import DECOMPOSITIONS
 from passes.errors import ConversionError
 from passes.function_types import InferFunctionTypesPass
 from passes.graph_utils import containers, node_label
@@ -268,11 +268,4 @@ def _real_names(text: str, node: ir.Node) -> str:
     return text
 
 
-__all__ = [
-    "BY_NAME",
-    "LegalizePass",
-    "LegalizeResult",
-    "Lowering",
-    "Profile",
-    "apply_decomposition",
-]
+__all__ = ["LegalizePass", "LegalizeResult", "Lowering", "apply_decomposition"]

@@ -2,7 +2,8 @@
 
 Every neighbouring pair of versions of Max, ReduceMax and ArgMax has an entry in both
 directions, even where nothing changes, so that coverage can be checked against
-`onnx.defs` (tests/test_registry.py does) rather than assumed.
+`onnx.defs` rather than assumed (tests/test_round_trips_and_scopes.py,
+test_every_neighbouring_version_pair_has_an_adapter_both_ways).
 """
 
 from __future__ import annotations

@@ -85,4 +85,4 @@ def normalise_opset_imports(model: ir.Model) -> bool:
     return changed
 
 
-__all__ = ["ConversionResult", "ConvertToOpsetPass", "normalise_opset_imports"]
+__all__ = ["ConversionResult", "ConvertToOpsetPass"]
