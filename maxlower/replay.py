@@ -118,6 +118,7 @@ class Template:
 
     converted: onnx.NodeProto
     from_original: dict[int, int]  # input position in `converted` -> in the original
+    dropped: tuple[int, ...] = ()  # positions of original inputs (constants) no longer read
 
     @classmethod
     def of(
@@ -127,10 +128,13 @@ class Template:
         group: list[ir.Node],
         new_initializers: set[str],
         unchanged_output: Callable[[ir.Value], bool],
+        droppable: set[str] = frozenset(),
     ) -> Template | None:
         """The template of `original`, converted into `node` (the same onnx_ir node, which
         is all of `group`, what stands in its place now), or None if the conversion cannot
-        be copied. `unchanged_output(value)` tells whether an output kept its type."""
+        be copied. `unchanged_output(value)` tells whether an output kept its type. An
+        original input the conversion no longer reads must be in `droppable`: an initializer
+        that is no graph input (ReduceMax-18's constant axes, which become an attribute)."""
         if group != [node] or (node.name or "") != original.name:
             return None
         if [v.name for v in node.outputs] != list(original.output):
@@ -139,8 +143,9 @@ class Template:
             return None
         names = [v.name if v is not None else "" for v in node.inputs]
         originals = list(original.input)
-        if not set(filter(None, originals)) <= set(names):
-            return None  # an input no longer read: the full conversion may drop its maker
+        dropped = tuple(j for j, name in enumerate(originals) if name and name not in names)
+        if any(originals[j] not in droppable for j in dropped):
+            return None  # an input no longer read whose maker the full conversion may drop
         from_original = {}
         for k, name in enumerate(names):
             if name in originals and name:
@@ -156,7 +161,7 @@ class Template:
             or list(converted.metadata_props) != list(original.metadata_props)
         ):
             return None
-        return cls(converted, from_original)
+        return cls(converted, from_original, dropped)
 
     def apply(self, other: onnx.NodeProto) -> onnx.NodeProto:
         node = onnx.NodeProto()

@@ -85,7 +85,7 @@ def convert_sparse(
     changing = _changing_nodes(graph, nodes, source, opset)
     # Nodes that convert alike: the first of each group goes through onnx_ir, the others
     # copy its result (maxlower.replay), unless some group's result cannot be copied.
-    alike = signature_groups(graph, nodes, sorted(changing))
+    alike = signature_groups(graph, nodes, sorted(changing)) if len(changing) > 1 else {}
     if alike:
         followers = {i for others in alike.values() for i in others}
         small = _SmallConversion.run(
@@ -113,6 +113,8 @@ class _SmallConversion:
     typed_before: dict[str, tuple]
     rewrites: list[Rewrite]  # in graph order
     conversions: list[OtherOpConversion]  # in graph order
+    # initializers copied conversions stopped reading: removed if nothing else reads them
+    dropped: set[str] = dataclasses.field(default_factory=set)
 
     @classmethod
     def run(
@@ -162,10 +164,12 @@ class _SmallConversion:
         """{index: (converted node, its report entries)} for the nodes that copy the first of
         their group, or None if some first node's conversion cannot be copied."""
         now = self.model.graph.initializers
-        if any(
-            name not in now or now[name].const_value is not t for name, t in self.initial.items()
-        ):
-            return None  # an initializer removed or replaced: copies might have to follow
+        if any(name in now and now[name].const_value is not t for name, t in self.initial.items()):
+            return None  # an initializer replaced: copies might have to follow
+        # Constants a node may stop reading (they become attributes): initializers the
+        # small model held, but not those that are also graph inputs (default values).
+        graph_inputs = {v.name for v in self.model.graph.inputs}
+        droppable = {name for name in self.initial if name not in graph_inputs}
         position = {i: k for k, i in enumerate(self.indices)}
         for i, k in position.items():  # the Constant nodes that feed them stay as they are
             if nodes[i].op_type == "Constant" and self.groups[k] != [self.originals[k]]:
@@ -180,12 +184,16 @@ class _SmallConversion:
         for first, others in alike.items():
             k = position[first]
             node = self.originals[k]
-            template = Template.of(nodes[first], node, self.groups[k], new_initializers, unchanged)
+            template = Template.of(
+                nodes[first], node, self.groups[k], new_initializers, unchanged, droppable
+            )
             if template is None:
                 return None
+            self.dropped.update(nodes[first].input[j] for j in template.dropped)
             label = node_label(node)
             steps = [r for r in [*self.rewrites, *self.conversions] if r.node == label]
             for i in others:
+                self.dropped.update(nodes[i].input[j] for j in template.dropped)
                 other = template.apply(nodes[i])
                 label = node_label(other)
                 copies[i] = (other, [dataclasses.replace(r, node=label) for r in steps])
@@ -220,6 +228,8 @@ class _SmallConversion:
         replaced.update((i, [node]) for i, (node, _) in copies.items())
         _splice_nodes(graph, nodes, replaced)
         _splice_initializers(graph, self.model.graph, self.initial)
+        if self.dropped:
+            _drop_unread_initializers(graph, self.dropped)
         _splice_value_info(graph, self.partial, self.model.graph, self.initial, self.typed_before)
         _splice_opsets(proto, self.model)
         proto.ir_version = self.model.ir_version
@@ -498,6 +508,24 @@ def _splice_initializers(
         for name, value in now.items()
         if name not in initial and value.const_value is not None
     )
+
+
+def _drop_unread_initializers(graph: onnx.GraphProto, names: set[str]) -> None:
+    """Remove the initializers among `names` that no node and no graph output reads any
+    more, as the passes remove a constant only the converted node used (a copied
+    conversion stops reading its own copy of it)."""
+    read = {name for node in graph.node for name in node.input}
+    read.update(v.name for v in graph.output)
+    inputs = {v.name for v in graph.input}
+    unread = {name for name in names if name not in read and name not in inputs}
+    if not unread:
+        return
+    kept = [t for t in graph.initializer if t.name not in unread]
+    del graph.initializer[:]
+    graph.initializer.extend(kept)
+    infos = [v for v in graph.value_info if v.name not in unread]
+    del graph.value_info[:]
+    graph.value_info.extend(infos)
 
 
 def _splice_value_info(

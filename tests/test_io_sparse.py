@@ -256,15 +256,29 @@ def test_nodes_that_convert_alike_go_through_onnx_ir_once(tmp_path):
     assert full == sparse
 
 
-def test_alike_nodes_whose_conversion_drops_an_input_all_go_through_onnx_ir(tmp_path):
-    """18 → 13 moves the axes initializer into an attribute and drops it: a copy could
-    not drop its own, so every node goes through onnx_ir, and the result is the full
-    path's."""
+def test_alike_nodes_whose_conversion_drops_an_input_copy_it_and_drop_their_own(tmp_path):
+    """18 → 13 moves the axes initializer into an attribute and drops it: the first node
+    goes through onnx_ir, the others copy it and their own axes initializers go too, as
+    in the full path."""
     path = tmp_path / "fan18.onnx"
     onnx.save(_reduce_fan(18, [[1], [1], [1]]), path)
     result = convert_sparse(load_proto(path), 13, str(tmp_path))
-    assert result is not None and result.changed_nodes == 3
+    assert result is not None and result.changed_nodes == 1
     assert not result.proto.graph.initializer
+    full, sparse = both_paths(path, 13)
+    assert full == sparse
+
+
+def test_a_dropped_constant_that_another_node_reads_is_kept(tmp_path):
+    """The copies stop reading their axes, but one axes initializer is also a graph
+    output: it stays, the others go, as in the full path."""
+    model = _reduce_fan(18, [[1], [1], [1]])
+    model.graph.output.append(helper.make_tensor_value_info("axes2", TensorProto.INT64, [1]))
+    path = tmp_path / "fan18.onnx"
+    onnx.save(model, path)
+    result = convert_sparse(load_proto(path), 13, str(tmp_path))
+    assert result is not None
+    assert [t.name for t in result.proto.graph.initializer] == ["axes2"]
     full, sparse = both_paths(path, 13)
     assert full == sparse
 
