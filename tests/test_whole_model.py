@@ -280,3 +280,50 @@ def test_benchmark_writes_its_section_only(tmp_path):
     # the legacy 17 export has Mul-14: the converter alone cannot go below 14
     assert row == "| `clamp_max.legacy17.onnx` | ✗ / ✓ | ✗ / ✓ | ✓ / ✓ | ✓ / ✓ | ✓ / ✓ |"
     assert "| maxlower | 5 | 0 | 0 | 0 | 0 | 0 | 0 |" in text
+
+
+DROPOUT_12 = """<ir_version: 8, opset_import: ["" : 13]>
+dropout ({x_type} x{ratio_input}) => (float[2, 3] y, bool[2, 3] mask) {{
+  {ratio_node}
+  t = Constant <value = bool {{{training}}}> ()
+  y, mask = Dropout (x, r, t)
+}}"""
+
+
+@pytest.mark.parametrize(
+    ("ratio_input", "ratio_node", "expected"),
+    [
+        ("", "r = Constant <value = float {0.25}> ()", "ratio input 0.25 → attribute"),
+        (", float r", "", "ratio input dropped"),
+    ],
+)
+def test_dropout_ratio_and_training_mode_inputs_go_back_to_the_attribute(
+    ratio_input, ratio_node, expected
+):
+    """Found by the chained-conversion test: 9 → 13 made Dropout's ratio an input, and
+    13 → 11 had no way back. Out of training mode the output is the input whatever the
+    ratio, so a constant False training_mode converts exactly."""
+    text = DROPOUT_12.format(
+        x_type="float[2, 3]", ratio_input=ratio_input, ratio_node=ratio_node, training=0
+    )
+    model = onnx.parser.parse_model(text)
+    converted, report = maxlower.convert_with_report(model, 11)
+    (dropout,) = [n for n in converted.graph.node if n.op_type == "Dropout"]
+    assert list(dropout.input) == ["x"]
+    assert next(c.how for c in report.conversions if c.op_type == "Dropout").startswith(expected)
+    # the constants went; the mask (all True out of training mode, which onnxruntime's
+    # Dropout before 12 gets wrong) is computed on its own
+    assert {n.op_type for n in converted.graph.node} == {"Dropout", "Shape", "ConstantOfShape"}
+    assert len(dropout.output) == 1
+    assert maxlower.verify(model, converted, trials=3).ok
+
+
+def test_dropout_in_training_mode_is_refused_below_12():
+    text = DROPOUT_12.format(
+        x_type="float[2, 3]",
+        ratio_input="",
+        ratio_node="r = Constant <value = float {0.25}> ()",
+        training=1,
+    )
+    with pytest.raises(maxlower.ConversionError, match="training_mode input 't' is not a"):
+        maxlower.convert(onnx.parser.parse_model(text), 11)

@@ -9,6 +9,8 @@
     Softmax-13(x: rank 4){axis=1}, to ≤ 12              →  Transpose → Softmax{axis=3} → Transpose
     Softmax-11(x){axis=1}, to ≥ 13                      →  Flatten{axis=1} → Softmax{axis=1}
                                                            → Reshape(·, Shape(x))
+    Dropout-12(x, const r, training_mode absent or const False), to ≤ 11
+                                                        →  Dropout(x){ratio=r}
 
 These are the steps where relabelling alone is not enough and `onnx.version_converter`
 has no adapter, or a wrong one (it relabels Softmax-13 → 12 with axis=1 on a rank-4 input,
@@ -27,7 +29,14 @@ import numpy as np
 import onnx_ir as ir
 
 from passes.builder import Builder
-from passes.graph_utils import constant_ints, require_rank, static_dim, static_rank
+from passes.graph_utils import (
+    const_tensor,
+    constant_ints,
+    remove_if_orphaned,
+    require_rank,
+    static_dim,
+    static_rank,
+)
 
 
 def split_num_outputs_to_sizes(node: ir.Node, old: int, b: Builder) -> str | None:
@@ -168,8 +177,68 @@ def _follow_output(node: ir.Node, op_type: str, extra_inputs: list, attributes: 
 
 
 _SOFTMAX_LIKE = [softmax_on_last_axis]
+
+
 # op → adapters tried, in order, before the relabel check
+def dropout_inputs_to_attribute(node: ir.Node, old: int, b: Builder) -> str | None:
+    """Dropout-12 took `ratio` and `training_mode` as inputs; before 12 the ratio is an
+    attribute and there is no training mode. Out of training mode the output is the input
+    and the mask all True, whatever the ratio, so the node converts exactly when
+    training_mode is absent or a constant False; a constant ratio is kept as the
+    attribute (a ratio computed at run time cannot be, and changes nothing)."""
+    if old < 12 or b.opset >= 12 or len(node.inputs) < 2:
+        return None
+    ratio = node.inputs[1]
+    training = node.inputs[2] if len(node.inputs) > 2 else None
+    if training is not None:
+        flag = None if training.is_graph_input() else const_tensor(training)
+        if flag is None or bool(np.asarray(flag.numpy()).reshape(-1)[0]):
+            raise b.refuse(
+                f"Dropout-{old}'s training_mode input {training.name!r} is not a constant "
+                "False, and no Dropout before opset 12 has a training mode",
+                "give training_mode as a constant False (or leave it out), or target "
+                "opset 12 or later",
+            )
+    mask_note = _dropout_mask_as_constant(node, b)
+    value = None if ratio is None or ratio.is_graph_input() else const_tensor(ratio)
+    node.resize_inputs(1)
+    remove_if_orphaned(node.graph, *(v for v in (ratio, training) if v is not None))
+    if value is None:
+        return f"ratio input dropped (out of training mode it changes nothing){mask_note}"
+    number = float(np.asarray(value.numpy()).reshape(-1)[0])
+    node.attributes["ratio"] = ir.AttrFloat32("ratio", number)
+    dropped = "; training_mode (constant False) dropped" if training is not None else ""
+    return f"ratio input {number:g} → attribute{dropped}{mask_note}"
+
+
+def _dropout_mask_as_constant(node: ir.Node, b: Builder) -> str:
+    """Out of training mode Dropout-12's mask is all True; before 12 onnxruntime's kernels
+    give all False (onnx.reference all True), and before 10 the mask is not bool. A mask
+    that is read becomes ConstantOfShape(Shape(x), True), which every runtime agrees on,
+    and the node loses its mask output."""
+    if len(node.outputs) < 2:
+        return ""
+    mask = node.outputs[1]
+    if not (mask.uses() or mask.is_graph_output()):
+        node.resize_outputs(1)
+        return ""
+    b.require("ConstantOfShape")
+    x = node.inputs[0]
+    rank = static_rank(x)
+    shape = b.op(
+        "Shape", [x], dtype=ir.DataType.INT64, shape=None if rank is None else ir.Shape([rank])
+    )
+    true = ir.tensor(np.array([True]))
+    ones = b.op("ConstantOfShape", [shape], {"value": true}, dtype=ir.DataType.BOOL)
+    name, mask_shape = mask.name, mask.shape
+    ir.convenience.replace_all_uses_with(mask, ones, replace_graph_outputs=True)
+    node.resize_outputs(1)
+    ones.name, ones.shape = name, mask_shape
+    return "; mask computed as ConstantOfShape(Shape(x), True)"
+
+
 OTHER_ADAPTERS: dict[str, list[Callable[[ir.Node, int, Builder], str | None]]] = {
+    "Dropout": [dropout_inputs_to_attribute],
     "Split": [split_num_outputs_to_sizes],
     "Resize": [resize_optional_inputs],
     "Reshape": [reshape_allowzero],
