@@ -28,7 +28,7 @@ import pathlib
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import click
 import onnx
@@ -414,14 +414,22 @@ class CheckedModel:
     base_dirs: dict[str, str]
 
 
-def check_result(model: ir.Model, progress: Progress = QUIET) -> CheckedModel:
+def check_result(
+    model: ir.Model,
+    progress: Progress = QUIET,
+    declared_outputs: Sequence[onnx.ValueInfoProto] = (),
+) -> CheckedModel:
     """Serialise `model` once, check it with `onnx.checker` (full check) and add the value
-    types shape inference gives, as `convert_ir_model` ends with; raises onnx's checker or
-    inference error if the model fails."""
+    types shape inference gives; raises onnx's checker or inference error if the model
+    fails. Graph outputs named in `declared_outputs` (the input model's) keep its types."""
     with progress.stage("checking the result (onnx.checker, full check)"):
         base_dirs = {str(t.location): str(t.base_dir) for t in _external_tensors(model)}
-        proto = check_and_infer(serialize(model), base_dirs)
-        return CheckedModel(proto, base_dirs)
+        proto = serialize(model)
+        declared = {v.name: v for v in declared_outputs}
+        for output in proto.graph.output:
+            if output.name in declared:
+                output.CopyFrom(declared[output.name])
+        return CheckedModel(check_and_infer(proto, base_dirs), base_dirs)
 
 
 def check_proto_result(

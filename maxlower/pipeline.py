@@ -208,6 +208,7 @@ def run(
         checked = check_proto_result(sparse.proto, base_dir, progress, checked_already=unchanged)
         return Outcome(checked, report)
     model = model_from_proto(prepared, base_dir, progress)
+    declared_outputs = list(prepared.graph.output)
     del prepared
     if job.opset is not None:
         with progress.stage(f"converting to opset {job.opset}"):
@@ -218,7 +219,7 @@ def run(
     if job.profile is not None:
         with progress.stage(f"lowering for profile {job.profile.name!r}"):
             report.lowerings = LegalizePass(job.profile)(model).lowerings
-    return Outcome(check_result(model, progress), report)
+    return Outcome(check_result(model, progress, declared_outputs), report)
 
 
 def normalise_opset_imports(proto: onnx.ModelProto) -> None:

@@ -551,10 +551,7 @@ def _splice_value_info(
         old = typed_before.get(name)
         return old is None or old[0] is not value or old[1:] != (value.type, value.shape)
 
-    for entry in graph.output:  # onnx_ir writes a graph output with its value's type
-        value = made.get(entry.name)
-        if value is not None and changed(entry.name, value):
-            entry.CopyFrom(ir.serde.serialize_value(value))
+    # Graph outputs stay as the model declares them (maxlower.io.check_and_infer).
     retyped = {
         name: value for name, value in made.items() if name not in outputs and changed(name, value)
     }

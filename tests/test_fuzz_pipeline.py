@@ -171,7 +171,10 @@ def _runs_nowhere(report, case: FuzzCase, opset: int) -> bool:
         return False
     first = failed[0]
     ort_error, _, reference_error = first.note.partition("; onnx.reference: ")
-    if opset >= 7 and "NOT_IMPLEMENTED" not in ort_error:
+    missing_kernel = (
+        "NOT_IMPLEMENTED" in ort_error or "Could not find an implementation" in ort_error
+    )
+    if opset >= 7 and not missing_kernel:
         return False
     if reference_error.startswith("No implementation for operator"):
         return True

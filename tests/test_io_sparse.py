@@ -29,22 +29,34 @@ LATEST = onnx.defs.onnx_opset_version()
 
 def _canonical(proto: onnx.ModelProto) -> dict:
     graph = proto.graph
-    initializers = {t.name for t in graph.initializer}
+    # onnx_ir writes value_info for initializers; inference at the source opset may know
+    # more of a graph output than at the target (kept in value_info, outputs stay declared)
+    skipped = {t.name for t in graph.initializer} | {v.name for v in graph.output}
     return {
-        "nodes": [n.SerializeToString(deterministic=True) for n in graph.node],
+        "nodes": [_without_explicit_defaults(n) for n in graph.node],
         "initializers": [t.SerializeToString(deterministic=True) for t in graph.initializer],
         "inputs": [v.SerializeToString(deterministic=True) for v in graph.input],
         "outputs": [v.SerializeToString(deterministic=True) for v in graph.output],
-        # onnx_ir also writes a value_info entry for each initializer; the sparse path
-        # leaves the input's value_info alone, and the initializers say their types.
         "value_types": {
             v.name: v.type.SerializeToString(deterministic=True)
             for v in graph.value_info
-            if v.name not in initializers
+            if v.name not in skipped
         },
         "opsets": {o.domain: o.version for o in proto.opset_import},
         "ir_version": proto.ir_version,
     }
+
+
+def _without_explicit_defaults(node: onnx.NodeProto) -> bytes:
+    """The node's bytes, with string fields set to "" treated as absent: the sparse path
+    keeps an untouched node's bytes (`domain: ""` as the exporter wrote it), onnx_ir
+    writes no default."""
+    copy = onnx.NodeProto()
+    copy.CopyFrom(node)
+    for field in ("domain", "overload", "doc_string", "name"):
+        if copy.HasField(field) and not getattr(copy, field):
+            copy.ClearField(field)
+    return copy.SerializeToString(deterministic=True)
 
 
 def _outcome(convert) -> tuple | None:
@@ -63,11 +75,12 @@ def both_paths(path: pathlib.Path, target: int) -> tuple[tuple, tuple | None]:
     base_dir = str(path.parent)
 
     def full():  # what the pipeline does when the whole graph goes through onnx_ir
-        model = model_from_proto(load_proto(path), base_dir)
+        prepared = load_proto(path)
+        model = model_from_proto(prepared, base_dir)
         order = _family_node_order(model)
         result = ConvertToOpsetPass(target)(model)
         rewrites = in_graph_order(result.rewrites, order)
-        return check_result(model).proto, rewrites
+        return check_result(model, declared_outputs=prepared.graph.output).proto, rewrites
 
     def sparse():
         result = convert_sparse(load_proto(path), target, base_dir)
