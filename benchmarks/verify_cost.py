@@ -49,7 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # tests.mutants and tests.conformance
 import maxlower  # noqa: E402
 from benchmarks.report import machine, versions_text, write_section  # noqa: E402
-from maxlower.verify.runner import _session  # noqa: E402  (the verifier's own options)
+from maxlower.runtime import onnxruntime_session  # noqa: E402  (as the verifier runs models)
 
 LOAD_AT_START = os.getloadavg()[0]
 START_MARKER, END_MARKER = "<!-- verify-cost:start -->", "<!-- verify-cost:end -->"
@@ -103,7 +103,7 @@ def measure_cost(rounds: int, directory: Path) -> dict:
     onnx.save(reference, paths[0])
     onnx.save(candidate, paths[1])
     feeds = {"x": np.random.default_rng(0).standard_normal((ROWS, COLUMNS), np.float32)}
-    sessions = [_session(m) for m in (reference, candidate)]
+    sessions = [onnxruntime_session(m) for m in (reference, candidate)]
     for session in sessions:
         session.run(None, feeds)  # warm-up
     times = collections.defaultdict(list)
