@@ -168,8 +168,15 @@ def cli() -> None:
 
 Loads IN, rewrites every Max / ReduceMax / ArgMax node that the target opset needs
 in another form (for example ReduceMax-18's `axes` input becomes ReduceMax-13's
-`axes` attribute), sets the default-domain opset import to N, checks the result with
-onnx.checker (full_check) and writes it. A summary lists each rewrite.
+`axes` attribute), brings every other node to N (relabelled, adapted, or converted on
+its own by onnx.version_converter), sets the default-domain opset import to N, checks
+the result with onnx.checker (full_check) and writes it. maxlower.convert() in Python
+runs the same pipeline and gives the same model or the same refusal.
+
+It prints what changed, grouped by kind with counts: rewritten (family nodes, one
+line each), relabelled, adapted, delegated, expanded and lowered (one line per op
+and version step). --quiet prints nothing but errors; --json PATH writes the same
+report as data, every node listed.
 
 OUT defaults to <stem>.opset<N>.onnx beside IN. IN is never overwritten unless you
 pass --in-place. The file is written to a temporary name in the same directory and
