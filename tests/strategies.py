@@ -30,6 +30,8 @@ import onnx
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
+from passes.builder import min_ir_version
+
 LATEST = onnx.defs.onnx_opset_version()
 FAMILY = ("Max", "ReduceMax", "ArgMax")
 PROFILES = ("primitives", "onnxruntime", "tensorrt", "webnn", "no-argmax")
@@ -524,7 +526,7 @@ def family_models(draw, opsets: tuple[int, int] = (1, LATEST), ops=FAMILY) -> on
     if program.functions:
         imports.append(helper.make_opsetid(FUNCTION_DOMAIN, 1))
     model = helper.make_model(graph, opset_imports=imports, functions=program.functions)
-    model.ir_version = max(_min_ir_version(opset), 4, 8 if program.functions else 0)
+    model.ir_version = max(min_ir_version(opset), 4, 8 if program.functions else 0)
     return model
 
 
@@ -537,13 +539,6 @@ def _names_read(nodes) -> set[str]:
             for graph in [attribute.g] if attribute.HasField("g") else attribute.graphs:
                 names |= _names_read(graph.node) | {o.name for o in graph.output}
     return names
-
-
-def _min_ir_version(opset: int) -> int:
-    try:
-        return helper.find_min_ir_version_for([helper.make_opsetid("", opset)])
-    except ValueError:  # opsets 2-4 were never released
-        return 3
 
 
 @dataclasses.dataclass(frozen=True)
