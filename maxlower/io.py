@@ -225,12 +225,14 @@ def _keep_declared_outputs(inferred: onnx.ModelProto, declared: onnx.ModelProto)
     values become scalars, a dim gets a size): the outputs are written back as the model
     declared them, and what inference added goes into value_info, where the passes read
     it (maxlower.sparse types values from value_info first)."""
+    infos = {v.name: v for v in inferred.graph.value_info}
     for output, original in zip(inferred.graph.output, declared.graph.output):
         if output.type == original.type or output.name != original.name:
             continue
-        refined = onnx.ValueInfoProto(name=output.name)
+        refined = infos.get(output.name)  # (one entry a name: a second pass replaces it)
+        if refined is None:
+            refined = inferred.graph.value_info.add(name=output.name)
         refined.type.CopyFrom(output.type)
-        inferred.graph.value_info.append(refined)
         output.type.CopyFrom(original.type)
 
 

@@ -547,12 +547,14 @@ class FuzzCase:
     target: int
     profile: str | None
     seed: int
+    via: int | None = None  # also convert through this opset first (chained conversion)
 
     def text(self) -> str:
         """The case as a comment header and the model in ONNX text (onnx.parser syntax)."""
         return (
             f"// target: {self.target}\n// profile: {self.profile or '(none)'}\n"
-            f"// verify seed: {self.seed}\n{onnx.printer.to_text(self.model)}\n"
+            f"// verify seed: {self.seed}\n// via: {self.via}\n"
+            f"{onnx.printer.to_text(self.model)}\n"
         )
 
 
@@ -561,9 +563,30 @@ def fuzz_cases(
     draw, opsets: tuple[int, int] = (1, LATEST), targets: tuple[int, int] = (1, LATEST), ops=FAMILY
 ) -> FuzzCase:
     model = draw(family_models(opsets, ops))
+    _respell_default_import(model, draw(st.sampled_from(IMPORT_SPELLINGS)), draw)
     profile = draw(st.sampled_from([None, *PROFILES]))
     target = draw(st.integers(*targets))
-    return FuzzCase(model, target, profile, draw(st.integers(0, 2**16)))
+    via = draw(st.one_of(st.none(), st.integers(*targets)))
+    return FuzzCase(model, target, profile, draw(st.integers(0, 2**16)), via)
+
+
+# How exporters spell the default-domain import (skl2onnx writes it twice; some write the
+# 'ai.onnx' alias); onnx's checker reads the last '' entry, and '' over 'ai.onnx'.
+IMPORT_SPELLINGS = ("plain",) * 6 + ("alias", "twice", "alias and plain")
+
+
+def _respell_default_import(model: onnx.ModelProto, spelling: str, draw) -> None:
+    version = next(o.version for o in model.opset_import if o.domain == "")
+    others = [o for o in model.opset_import if o.domain != ""]
+    imports = {
+        "plain": [("", version)],
+        "alias": [("ai.onnx", version)],
+        "twice": [("", draw(st.integers(1, LATEST))), ("", version)],
+        "alias and plain": [("ai.onnx", draw(st.integers(1, LATEST))), ("", version)],
+    }[spelling]
+    del model.opset_import[:]
+    model.opset_import.extend(helper.make_opsetid(d, v) for d, v in imports)
+    model.opset_import.extend(others)
 
 
 __all__ = [

@@ -43,6 +43,7 @@ from maxlower.verify.inputs import axes_inputs, generate_trials, input_specs
 from passes.errors import ConversionError
 from passes.function_types import InferFunctionTypesPass
 from tests.strategies import FuzzCase, family_models, fuzz_cases
+from tests.test_doors import Outcome, model_differences, run_cli, run_library
 from tests.test_io_sparse import both_paths
 
 EXAMPLES = int(os.environ.get("MAXLOWER_FUZZ_PIPELINE_EXAMPLES", "1000"))
@@ -68,17 +69,22 @@ def check_case(case: FuzzCase) -> str:
     statistics); raises AssertionError on a failure."""
     original = onnx.ModelProto()
     original.CopyFrom(case.model)  # compared as messages: equal ones may serialise differently
+    library = _assert_doors_agree(case)
     try:
         converted, _ = maxlower.convert_with_report(case.model, case.target)
     except ConversionError as error:
         _assert_well_formed(error)
         return f"convert refused: {error.op_type}"
     _assert_unmodified(case.model, original, "convert")
+    assert library.code == 0 and library.model == converted, "convert is not deterministic"
     onnx.checker.check_model(converted, full_check=True)
+    names = [v.name for v in converted.graph.value_info]
+    assert len(names) == len(set(names)), f"value_info names a value twice: {names}"
     _assert_command_line_path_agrees(case)
     _, again = maxlower.convert_with_report(converted, case.target)
     assert not again.kinds(), f"a second conversion changed it again: {again.kinds()}"
     verified = _assert_equivalent(case, converted)
+    _assert_chain_converts(case)
     if case.profile is None:
         return f"converted, {verified}"
     before = onnx.ModelProto()
@@ -92,6 +98,34 @@ def check_case(case: FuzzCase) -> str:
     onnx.checker.check_model(lowered, full_check=True)
     _assert_only_accepted_nodes(lowered, case.profile)
     return f"converted, {verified}; lowered for {case.profile}, {_assert_equivalent(case, lowered)}"
+
+
+def _assert_doors_agree(case: FuzzCase) -> Outcome:
+    """The command line and the library: the same model or the same refusal (every door,
+    the same answer); returns the library's outcome."""
+    library = run_library(case.model, case.target)
+    with tempfile.TemporaryDirectory() as directory:
+        path = pathlib.Path(directory) / "model.onnx"
+        onnx.save(case.model, path)
+        cli = run_cli(path, case.target, pathlib.Path(directory) / "out.onnx")
+    assert library.code != 4, f"the library crashed: {library.message}"
+    assert (cli.code, cli.message) == (library.code, library.message), (cli, library)
+    if cli.code == 0:
+        assert model_differences(cli.model, library.model) == []
+    return library
+
+
+def _assert_chain_converts(case: FuzzCase) -> None:
+    """convert(m, target) succeeded: if convert(m, via) does too, then so must
+    convert(convert(m, via), target), and the result must compute what m does."""
+    if case.via is None:
+        return
+    try:
+        halfway = maxlower.convert(case.model, case.via)
+    except ConversionError:
+        return
+    chained = maxlower.convert(halfway, case.target)
+    _assert_equivalent(case, chained)
 
 
 def _assert_command_line_path_agrees(case: FuzzCase) -> None:
@@ -426,14 +460,15 @@ def test_generated_dim_names_do_not_collide_after_lowering():
 
 def load_case(path: str | os.PathLike) -> FuzzCase:
     text = pathlib.Path(path).read_text()
-    header = dict(re.findall(r"^// (target|profile|verify seed): (.*)$", text, re.M))
+    header = dict(re.findall(r"^// (target|profile|verify seed|via): (.*)$", text, re.M))
     body = "\n".join(line for line in text.splitlines() if not line.startswith("//"))
-    profile = header["profile"]
+    profile, via = header["profile"], header.get("via", "None")
     return FuzzCase(
         onnx.parser.parse_model(body),
         int(header["target"]),
         None if profile == "(none)" else profile,
         int(header["verify seed"]),
+        None if via == "None" else int(via),
     )
 
 

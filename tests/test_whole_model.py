@@ -327,3 +327,47 @@ def test_dropout_in_training_mode_is_refused_below_12():
     )
     with pytest.raises(maxlower.ConversionError, match="training_mode input 't' is not a"):
         maxlower.convert(onnx.parser.parse_model(text), 11)
+
+
+def test_cast_spells_its_target_type_as_the_target_opset_does():
+    """Found by the chained-conversion fuzz: uint8 Max 12 → 6 → 1 left Cast-6's `to=1`,
+    which Cast-1 reads as a type name. Both directions, and the chain verifies."""
+    model = onnx.parser.parse_model("""<ir_version: 7, opset_import: ["" : 12]>
+        g (uint8 x, uint8 y) => (uint8 z) { z = Max (x, y) }""")
+    at6 = maxlower.convert(model, 6)
+    at1, report = maxlower.convert_with_report(at6, 1)
+    casts = [n for n in at1.graph.node if n.op_type == "Cast"]
+    assert casts and all(a.type == onnx.AttributeProto.STRING for n in casts for a in n.attribute)
+    assert any("to=1 → to='FLOAT'" in c.how for c in report.conversions)
+    back = maxlower.convert(at1, 6)
+    casts = [n for n in back.graph.node if n.op_type == "Cast"]
+    assert all(a.type == onnx.AttributeProto.INT for n in casts for a in n.attribute)
+    for candidate in (at1, back):
+        assert maxlower.verify(model, candidate).ok
+
+
+CLIP_6 = """<ir_version: 7, opset_import: ["" : 10]>
+g (float[5] x) => (float[5] y) {{ y = Clip {attributes} (x) }}"""
+
+
+@pytest.mark.parametrize("attributes", ["<min = 0.0, max = 6.0>", "<min = -1.5>", ""])
+def test_clip_bounds_move_between_attributes_and_inputs_exactly(attributes):
+    """Found by the chained-conversion fuzz (12 → 1 → 11 refused). Clip-6 without a bound
+    clamps at ∓FLT_MAX (±inf too), Clip-11 without one does not clamp: absent bounds
+    become explicit ones each way, and the chain verifies on ±inf and extremes."""
+    model = onnx.parser.parse_model(CLIP_6.format(attributes=attributes))
+    up = maxlower.convert(model, 13)
+    (clip,) = [n for n in up.graph.node if n.op_type == "Clip"]
+    assert len(clip.input) == 3 and not clip.attribute
+    down = maxlower.convert(up, 10)
+    (clip,) = [n for n in down.graph.node if n.op_type == "Clip"]
+    assert list(clip.input) == ["x"] and {a.name for a in clip.attribute} == {"min", "max"}
+    for candidate in (up, down):
+        assert maxlower.verify(model, candidate).ok
+
+
+def test_clip_with_a_bound_computed_at_run_time_is_refused_below_11():
+    model = onnx.parser.parse_model("""<ir_version: 7, opset_import: ["" : 13]>
+        g (float[5] x, float lo) => (float[5] y) { y = Clip (x, lo) }""")
+    with pytest.raises(maxlower.ConversionError, match="min 'lo' is computed at run time"):
+        maxlower.convert(model, 10)

@@ -11,6 +11,9 @@
                                                            → Reshape(·, Shape(x))
     Dropout-12(x, const r, training_mode absent or const False), to ≤ 11
                                                         →  Dropout(x){ratio=r}
+    Cast-6(x){to=1}, to ≤ 5                            →  Cast-1(x){to="FLOAT"} (and back)
+    Clip-6(x){min=a, max=b}, to ≥ 11                     →  Clip(x, a, b)  (absent: ±FLT_MAX)
+    Clip-11(x, const a, const b), to ≤ 10                →  Clip(x){min=a, max=b}  (absent: ±inf)
 
 These are the steps where relabelling alone is not enough and `onnx.version_converter`
 has no adapter, or a wrong one (it relabels Softmax-13 → 12 with axis=1 on a rank-4 input,
@@ -26,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+import onnx
 import onnx_ir as ir
 
 from passes.builder import Builder
@@ -33,6 +37,7 @@ from passes.graph_utils import (
     const_tensor,
     constant_ints,
     remove_if_orphaned,
+    require_dtype,
     require_rank,
     static_dim,
     static_rank,
@@ -237,7 +242,86 @@ def _dropout_mask_as_constant(node: ir.Node, b: Builder) -> str:
     return "; mask computed as ConstantOfShape(Shape(x), True)"
 
 
+def cast_to_spelling(node: ir.Node, old: int, b: Builder) -> str | None:
+    """Cast names its target type by number from opset 6 and by name before: the same
+    type, spelt as the target opset spells it."""
+    attr = node.attributes.get("to")
+    # (by the attribute's own type: Cast nodes a rewrite made are at the target already)
+    if attr is None or (attr.type == ir.AttributeType.STRING) == (b.opset < 6):
+        return None
+    if b.opset < 6:
+        if b.in_function:
+            raise b.refuse(
+                "before opset 6 Cast names its target type as a string, which ONNX cannot "
+                "type inside a function body",
+                "target opset 6 or later",
+            )
+        name = onnx.TensorProto.DataType.Name(attr.value)
+        node.attributes["to"] = ir.AttrString("to", name)
+        return f"to={attr.value} → to={name!r}"
+    number = int(getattr(onnx.TensorProto, str(attr.value).upper()))
+    node.attributes["to"] = ir.AttrInt64("to", number)
+    return f"to={attr.value!r} → to={number}"
+
+
+_FLT_MAX = float(np.finfo(np.float32).max)
+
+
+def clip_bounds_as_inputs(node: ir.Node, old: int, b: Builder) -> str | None:
+    """Clip-6's min/max attributes became inputs at 11. An absent attribute meant
+    -FLT_MAX / FLT_MAX (which clamps ±inf and doubles beyond them), an absent input means
+    no bound; so the attribute's value, default included, becomes a constant input."""
+    if old >= 11 or b.opset < 11 or len(node.inputs) > 1:
+        return None
+    x = node.inputs[0]
+    dtype = require_dtype(node, x, "the bounds become constants of the input's type")
+    bounds = []
+    for name, default in (("min", -_FLT_MAX), ("max", _FLT_MAX)):
+        attr = node.attributes.pop(name, None)
+        bounds.append(attr.value if attr is not None else default)
+    node.resize_inputs(3)
+    for k, bound in enumerate(bounds, start=1):
+        node.replace_input_with(k, b.const(np.array(bound, dtype=dtype.numpy())))
+    return f"min/max attributes → inputs {bounds[0]:g}, {bounds[1]:g}"
+
+
+def clip_bounds_as_attributes(node: ir.Node, old: int, b: Builder) -> str | None:
+    """Clip-11's constant min/max inputs as Clip-6's attributes (float32): exact when the
+    bound is a float32 value; an absent bound becomes ±inf, which clamps nothing."""
+    if old < 11 or b.opset >= 11 or {"min", "max"} & set(node.attributes):
+        return None  # (attributes: a Clip a rewrite made, at the target already)
+    bounds = []
+    for k, (name, absent) in enumerate((("min", -np.inf), ("max", np.inf)), start=1):
+        value = node.inputs[k] if len(node.inputs) > k else None
+        if value is None:
+            bounds.append(absent)
+            continue
+        tensor = None if value.is_graph_input() else const_tensor(value)
+        if tensor is None:
+            raise b.refuse(
+                f"Clip-{old}'s {name} {value.name!r} is computed at run time, and before "
+                "opset 11 the bounds are attributes",
+                f"make {name} a constant, or target opset 11 or later",
+            )
+        bound = np.asarray(tensor.numpy()).reshape(-1)[0]
+        if not np.isnan(bound) and float(np.float32(bound)) != float(bound):
+            raise b.refuse(
+                f"Clip-{old}'s {name} {float(bound)!r} is no float32 value, and before "
+                "opset 11 the bounds are float32 attributes",
+                "target opset 11 or later",
+            )
+        bounds.append(float(bound))
+    used = [v for v in node.inputs[1:] if v is not None]
+    node.resize_inputs(1)
+    remove_if_orphaned(node.graph, *used)
+    for name, bound in zip(("min", "max"), bounds):
+        node.attributes[name] = ir.AttrFloat32(name, bound)
+    return f"min/max inputs → attributes {bounds[0]:g}, {bounds[1]:g}"
+
+
 OTHER_ADAPTERS: dict[str, list[Callable[[ir.Node, int, Builder], str | None]]] = {
+    "Cast": [cast_to_spelling],
+    "Clip": [clip_bounds_as_inputs, clip_bounds_as_attributes],
     "Dropout": [dropout_inputs_to_attribute],
     "Split": [split_num_outputs_to_sizes],
     "Resize": [resize_optional_inputs],
