@@ -28,7 +28,7 @@ import pathlib
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 
 import click
 import onnx
@@ -216,24 +216,54 @@ def check_and_infer(
     except ValueError as error:  # onnx's C++ code: an element type it does not know, say
         raise onnx.checker.ValidationError(one_line(error)) from None
     forget_generated_dim_names_in_proto(inferred)  # unk__0 may name dims of different sizes
-    _keep_declared_outputs(inferred, proto)
+    keep_declared_outputs(inferred, declared_outputs(proto))
     return restore(inferred)
 
 
-def _keep_declared_outputs(inferred: onnx.ModelProto, declared: onnx.ModelProto) -> None:
-    """Inference merges what it finds into the graph outputs' types (a ZipMap output's map
-    values become scalars, a dim gets a size): the outputs are written back as the model
-    declared them, and what inference added goes into value_info, where the passes read
-    it (maxlower.sparse types values from value_info first)."""
-    infos = {v.name: v for v in inferred.graph.value_info}
-    for output, original in zip(inferred.graph.output, declared.graph.output):
-        if output.type == original.type or output.name != original.name:
-            continue
-        refined = infos.get(output.name)  # (one entry a name: a second pass replaces it)
-        if refined is None:
-            refined = inferred.graph.value_info.add(name=output.name)
-        refined.type.CopyFrom(output.type)
-        output.type.CopyFrom(original.type)
+DeclaredOutputs = dict[tuple[str, str], onnx.ValueInfoProto]
+
+
+def declared_outputs(proto: onnx.ModelProto) -> DeclaredOutputs:
+    """{(graph name, output name): its ValueInfoProto} for the main graph and every
+    subgraph: the output types the model declares."""
+    return {
+        (graph.name, output.name): output
+        for graph in graph_protos(proto.graph)
+        for output in graph.output
+    }
+
+
+def use_refined_outputs(proto: onnx.ModelProto) -> None:
+    """The inverse of `keep_declared_outputs`: each output takes the type its graph's
+    value_info refines it to, so that onnx_ir's values carry what inference knows (an If
+    before opset 11 is judged on its branches' known dims)."""
+    for graph in graph_protos(proto.graph):
+        infos = {v.name: v for v in graph.value_info}
+        for output in graph.output:
+            refined = infos.get(output.name)
+            if refined is not None:
+                output.type.CopyFrom(refined.type)
+
+
+def keep_declared_outputs(proto: onnx.ModelProto, declared: DeclaredOutputs) -> None:
+    """Inference merges what it finds into the outputs' types of the main graph and of
+    subgraphs (a ZipMap output's map values become scalars, a dim gets a size, which an
+    If before opset 11 then demands of both branches): every output is written back as
+    `declared` has it, and what differs goes into its graph's value_info, where the passes
+    read it (maxlower.sparse types values from value_info first)."""
+    for graph in graph_protos(proto.graph):
+        infos = None
+        for output in graph.output:
+            original = declared.get((graph.name, output.name))
+            if original is None or output == original:
+                continue
+            if infos is None:
+                infos = {v.name: v for v in graph.value_info}
+            refined = infos.get(output.name)  # (one entry a name: a second pass replaces it)
+            if refined is None:
+                refined = infos[output.name] = graph.value_info.add(name=output.name)
+            refined.type.CopyFrom(output.type)
+            output.CopyFrom(original)
 
 
 def _check_and_infer_light(light: onnx.ModelProto) -> onnx.ModelProto:
@@ -417,20 +447,16 @@ class CheckedModel:
 
 
 def check_result(
-    model: ir.Model,
-    progress: Progress = QUIET,
-    declared_outputs: Sequence[onnx.ValueInfoProto] = (),
+    model: ir.Model, progress: Progress = QUIET, declared: DeclaredOutputs | None = None
 ) -> CheckedModel:
     """Serialise `model` once, check it with `onnx.checker` (full check) and add the value
     types shape inference gives; raises onnx's checker or inference error if the model
-    fails. Graph outputs named in `declared_outputs` (the input model's) keep its types."""
+    fails. Outputs in `declared` (the input model's `declared_outputs`) keep its types."""
     with progress.stage("checking the result (onnx.checker, full check)"):
         base_dirs = {str(t.location): str(t.base_dir) for t in _external_tensors(model)}
         proto = serialize(model)
-        declared = {v.name: v for v in declared_outputs}
-        for output in proto.graph.output:
-            if output.name in declared:
-                output.CopyFrom(declared[output.name])
+        if declared:
+            keep_declared_outputs(proto, declared)
         return CheckedModel(check_and_infer(proto, base_dirs), base_dirs)
 
 

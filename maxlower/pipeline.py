@@ -33,12 +33,15 @@ from maxlower.inspect import in_graph_order, place_of
 from maxlower.io import (
     QUIET,
     CheckedModel,
+    DeclaredOutputs,
     Progress,
     check_and_infer,
     check_proto_result,
     check_result,
+    declared_outputs,
     initializer_protos,
     model_from_proto,
+    use_refined_outputs,
 )
 from maxlower.profiles import Profile
 from maxlower.safety import check_model_data, describe_invalid
@@ -207,8 +210,7 @@ def run(
         unchanged = sparse.changed_nodes == 0
         checked = check_proto_result(sparse.proto, base_dir, progress, checked_already=unchanged)
         return Outcome(checked, report)
-    model = model_from_proto(prepared, base_dir, progress)
-    declared_outputs = list(prepared.graph.output)
+    model, declared = whole_graph(prepared, base_dir, progress)
     del prepared
     if job.opset is not None:
         with progress.stage(f"converting to opset {job.opset}"):
@@ -219,7 +221,17 @@ def run(
     if job.profile is not None:
         with progress.stage(f"lowering for profile {job.profile.name!r}"):
             report.lowerings = LegalizePass(job.profile)(model).lowerings
-    return Outcome(check_result(model, progress, declared_outputs), report)
+    return Outcome(check_result(model, progress, declared), report)
+
+
+def whole_graph(
+    prepared: onnx.ModelProto, base_dir: str | os.PathLike, progress: Progress = QUIET
+) -> tuple[ir.Model, DeclaredOutputs]:
+    """The whole of `prepared` (changed) in onnx_ir, its outputs typed as inference refines
+    them, and the outputs as the model declares them, for `check_result` to write back."""
+    declared = {key: _copy(info) for key, info in declared_outputs(prepared).items()}
+    use_refined_outputs(prepared)
+    return model_from_proto(prepared, base_dir, progress), declared
 
 
 def normalise_opset_imports(proto: onnx.ModelProto) -> None:
@@ -259,6 +271,12 @@ def in_memory(
         where = base_dirs if not isinstance(base_dirs, dict) else base_dirs[location]
         loaded = ir.serde.deserialize_tensor(tensor, str(where))
         tensor.CopyFrom(ir.serde.serialize_tensor(ir.Tensor(loaded.numpy(), name=tensor.name)))
+    return copy
+
+
+def _copy(message):
+    copy = type(message)()
+    copy.CopyFrom(message)
     return copy
 
 

@@ -14,8 +14,12 @@ import pytest
 from onnx import TensorProto, helper
 
 from maxlower.inspect import in_graph_order
-from maxlower.io import check_and_infer, check_result, load_proto, model_from_proto
-from maxlower.pipeline import _family_node_order
+from maxlower.io import (
+    check_and_infer,
+    check_result,
+    load_proto,
+)
+from maxlower.pipeline import _family_node_order, whole_graph
 from maxlower.sparse import ANCHOR_DOMAIN, convert_sparse
 from passes.version.to_opset import ConvertToOpsetPass
 from tests.conformance import family_cases
@@ -75,12 +79,11 @@ def both_paths(path: pathlib.Path, target: int) -> tuple[tuple, tuple | None]:
     base_dir = str(path.parent)
 
     def full():  # what the pipeline does when the whole graph goes through onnx_ir
-        prepared = load_proto(path)
-        model = model_from_proto(prepared, base_dir)
+        model, declared = whole_graph(load_proto(path), base_dir)
         order = _family_node_order(model)
         result = ConvertToOpsetPass(target)(model)
         rewrites = in_graph_order(result.rewrites, order)
-        return check_result(model, declared_outputs=prepared.graph.output).proto, rewrites
+        return check_result(model, declared=declared).proto, rewrites
 
     def sparse():
         result = convert_sparse(load_proto(path), target, base_dir)

@@ -106,7 +106,9 @@ def drop_unused_outputs(node: ir.Node, schema) -> bool:
 def control_flow_problem(node: ir.Node, target: int) -> str | None:
     """Why If/Loop/Scan at the target would not accept the node's outputs, or None: each
     known output type must be one the target schema allows, and before If-11 both branches
-    must give outputs of one static shape."""
+    must give outputs of one shape: the same rank and no two known dims that differ (as
+    If-1's own checker rule: a model at opset 10 whose branches give [?] and [?] is valid,
+    and one converted up and back must be too)."""
     schema = onnx.defs.get_schema(node.op_type, target, "")
     allowed = {c.type_param_str: set(c.allowed_type_strs) for c in schema.type_constraints}
     for i, value in enumerate(node.outputs):
@@ -120,13 +122,20 @@ def control_flow_problem(node: ir.Node, target: int) -> str | None:
         then_graph = node.attributes["then_branch"].as_graph()
         else_graph = node.attributes["else_branch"].as_graph()
         for a, b in zip(then_graph.outputs, else_graph.outputs):
-            static = a.shape is not None and all(isinstance(d, int) for d in a.shape)
-            if not static or a.shape != b.shape:
+            if not _one_shape(a.shape, b.shape):
                 return (
-                    f"If before opset 11 needs both branches to give one static shape, and "
+                    f"If before opset 11 needs both branches to give one shape, and "
                     f"{a.name!r} / {b.name!r} are {a.shape} / {b.shape}"
                 )
     return None
+
+
+def _one_shape(a: ir.Shape | None, b: ir.Shape | None) -> bool:
+    """Whether two branch outputs can be of one shape: known ranks that agree, and no two
+    static dims that differ."""
+    if a is None or b is None or len(a) != len(b):
+        return False
+    return all(not (isinstance(x, int) and isinstance(y, int)) or x == y for x, y in zip(a, b))
 
 
 def meaning_change(node: ir.Node, old: int, new: int) -> str | None:
