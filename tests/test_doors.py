@@ -404,3 +404,45 @@ def test_external_data_input_is_external(doors: Doors):
     proto = onnx.load(path, load_external_data=False)
     assert any(t.data_location == onnx.TensorProto.EXTERNAL for t in proto.graph.initializer)
     assert (path.parent / f"{path.name}.data").is_file()
+
+
+# --- lower: the same answer too ------------------------------------------------------------
+
+LOWER_PROFILES = ("onnxruntime", "primitives", "webnn")
+LOWER_MODELS = list(CORPUS)[::2]  # every other model: lowering is the slower job
+
+
+def run_cli_lower(model_path: pathlib.Path, profile: str, out: pathlib.Path) -> Outcome:
+    result = CliRunner().invoke(
+        cli, ["lower", str(model_path), "--profile", profile, "-o", str(out)]
+    )
+    if result.exit_code == 0:
+        return Outcome(0, model=onnx.load(out), path=out)
+    prefix = "maxlower: error: "
+    lines = [line for line in result.output.splitlines() if line.startswith(prefix)]
+    message = lines[-1][len(prefix) :] if lines else result.output.strip()
+    return Outcome(result.exit_code, message.removeprefix(f"{model_path}: "))
+
+
+def run_library_lower(model: onnx.ModelProto, profile: str) -> Outcome:
+    try:
+        return Outcome(0, model=maxlower.lower(model, profile))
+    except maxlower.ConversionError as error:
+        return Outcome(3, one_line(str(error)))
+    except maxlower.InvalidModelError as error:
+        return Outcome(2, one_line(str(error)))
+    except Exception as error:
+        return Outcome(4, f"{type(error).__name__}: {one_line(str(error))}")
+
+
+@pytest.mark.parametrize("profile", LOWER_PROFILES)
+@pytest.mark.parametrize("name", LOWER_MODELS)
+def test_lower_gives_the_same_answer_through_both_doors(
+    doors: Doors, tmp_path: pathlib.Path, name: str, profile: str
+):
+    by_cli = run_cli_lower(doors.path(name), profile, tmp_path / "out.onnx")
+    by_library = run_library_lower(doors.load(name), profile)
+    assert by_cli.code in EXIT_CODES and by_library.code in EXIT_CODES, (by_cli, by_library)
+    assert (by_cli.code, by_cli.message) == (by_library.code, by_library.message)
+    if by_cli.code == 0:
+        assert model_differences(by_cli.model, by_library.model) == []
