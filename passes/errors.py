@@ -26,8 +26,8 @@ _NOISE = (
         lambda m: f"no adapter {m[1].lower()} version",
     ),
     (re.compile(r"\bNode\s*(\([^()]*\)\s*)?(with schema\s*\(:*\w+:\d+\)\s*)?has (?=\w+ size)"), ""),
-    (re.compile(r"\.(?=\))"), ""),
-    (re.compile(r"\bA typestr: (\w+), has unsupported type: "), r"\1 does not take "),
+    (re.compile(r"\.(?=[);])"), ""),
+    (re.compile(r"\b\w+ typestr: (\w+), has unsupported type: "), r"\1 does not take "),
 )
 
 

@@ -232,12 +232,13 @@ def refusal_remedy(node: ir.Node, source: int, target: int, expand_functions: bo
     low, high = probe.reachable(expand_functions)
     if low <= target <= high:
         remedies.append(
-            f"what the reason names: alone in a model, this node converts to opset {target}"
+            f"changing what the reason names (alone in a model, this node converts to opset "
+            f"{target})"
         )
     elif low < high:
         remedies.append(f"a target opset in {low}..{high}")
     else:
-        remedies.append(f"opset {source}: it converts to no other opset")
+        remedies.append(f"keeping opset {source} (on its own it converts to no other opset)")
     return ", or ".join(remedies)
 
 
