@@ -371,3 +371,43 @@ def test_clip_with_a_bound_computed_at_run_time_is_refused_below_11():
         g (float[5] x, float lo) => (float[5] y) { y = Clip (x, lo) }""")
     with pytest.raises(maxlower.ConversionError, match="min 'lo' is computed at run time"):
         maxlower.convert(model, 10)
+
+
+SLICE_10 = """<ir_version: 6, opset_import: ["" : 10]>
+g (float[4, 5] x) => (float[?, ?] y) {{
+  starts = Constant <value = int64[{n}] {{{starts}}}> ()
+  ends = Constant <value = int64[{n}] {{{ends}}}> ()
+  axes = Constant <value = int64[{n}] {{{axes}}}> ()
+  steps = Constant <value = int64[{n}] {{{steps}}}> ()
+  y = Slice (x, starts, ends, axes, steps)
+}}"""
+
+
+@pytest.mark.parametrize(
+    ("starts", "ends", "axes", "steps", "ops"),
+    [
+        ("1, 0", "3, 9223372036854775807", "0, -1", "1, 1", {"Slice"}),
+        ("-1", "-9223372036854775807", "1", "-1", {"Slice", "Gather"}),  # a reversal
+        ("0, 4", "4, 0", "0, 1", "2, -2", {"Slice", "Gather"}),
+    ],
+)
+def test_slice_inputs_become_attributes_or_gathers_below_10(starts, ends, axes, steps, ops):
+    """Found by the chained-conversion fuzz (an ArgMax's reversal, made as Slice-10 with
+    step -1, could not come down to opset 1). Unit steps: Slice-1's attributes; other
+    steps on a static axis: a Gather of the positions numpy's slicing gives."""
+    n = starts.count(",") + 1
+    text = SLICE_10.format(n=n, starts=starts, ends=ends, axes=axes, steps=steps)
+    model = onnx.parser.parse_model(text)
+    converted = maxlower.convert(model, 9)
+    assert {n.op_type for n in converted.graph.node} == ops
+    assert maxlower.verify(model, converted).ok
+
+
+def test_slice_with_run_time_starts_is_refused_below_10():
+    model = onnx.parser.parse_model("""<ir_version: 6, opset_import: ["" : 10]>
+        g (float[4] x, int64[1] s) => (float[?] y) {
+            e = Constant <value = int64[1] {3}> ()
+            y = Slice (x, s, e)
+        }""")
+    with pytest.raises(maxlower.ConversionError, match="starts 's' is not a constant"):
+        maxlower.convert(model, 9)

@@ -14,6 +14,8 @@
     Cast-6(x){to=1}, to ≤ 5                            →  Cast-1(x){to="FLOAT"} (and back)
     Clip-6(x){min=a, max=b}, to ≥ 11                     →  Clip(x, a, b)  (absent: ±FLT_MAX)
     Clip-11(x, const a, const b), to ≤ 10                →  Clip(x){min=a, max=b}  (absent: ±inf)
+    Slice-10(x, const starts, ends, axes, steps 1), to ≤ 9  →  Slice(x){starts, ends, axes}
+    Slice-10(x, const ..., steps k on static dims), to ≤ 9  →  Gather(x, indices) per such axis
 
 These are the steps where relabelling alone is not enough and `onnx.version_converter`
 has no adapter, or a wrong one (it relabels Softmax-13 → 12 with axis=1 on a rank-4 input,
@@ -156,16 +158,18 @@ def softmax_on_last_axis(node: ir.Node, old: int, b: Builder) -> str | None:
     return f"axis {axis} moved last with Transpose, and back"
 
 
-def _follow_output(node: ir.Node, op_type: str, extra_inputs: list, attributes: dict) -> None:
+def _follow_output(
+    node: ir.Node, op_type: str, extra_inputs: list, attributes: dict, suffix: str = ""
+) -> None:
     """Insert `op_type(node's output, *extra_inputs)` after `node`; it takes over the
-    output's name, type and users."""
+    output's name, type and users. `suffix` tells apart several followers' names."""
     out = node.outputs[0]
     uses = list(out.uses())
     follower = ir.node(
         op_type,
         [out, *extra_inputs],
         attributes=attributes,
-        name=f"{node.name}__{op_type}" if node.name else None,
+        name=f"{node.name}__{op_type}{suffix}" if node.name else None,
     )
     new = follower.outputs[0]
     for user, index in uses:
@@ -176,7 +180,7 @@ def _follow_output(node: ir.Node, op_type: str, extra_inputs: list, attributes: 
             if value is out:
                 graph.outputs[i] = new
     name, new.dtype, new.shape = out.name, out.dtype, out.shape
-    out.name, out.shape = f"{name}__before_{op_type.lower()}", None
+    out.name, out.shape = f"{name}__before_{op_type.lower()}{suffix}", None
     new.name = name
     graph.insert_after(node, follower)
 
@@ -319,6 +323,59 @@ def clip_bounds_as_attributes(node: ir.Node, old: int, b: Builder) -> str | None
     return f"min/max inputs → attributes {bounds[0]:g}, {bounds[1]:g}"
 
 
+_INT64_MAX = int(np.iinfo(np.int64).max)
+
+
+def slice_inputs_to_attributes(node: ir.Node, old: int, b: Builder) -> str | None:
+    """Slice-10 took starts/ends/axes/steps as inputs; Slice-1 has attributes and no steps.
+    Constant inputs with unit steps become the attributes. An axis with another step (a
+    reversal, say) is taken by a Gather of the indices numpy's slicing gives (onnx's own
+    definition of Slice) on that axis, which needs the axis's size to be static."""
+    if old < 10 or b.opset >= 10 or len(node.inputs) < 3:
+        return None
+    x = node.inputs[0]
+    names = ("starts", "ends", "axes", "steps")
+    given = dict(zip(names, node.inputs[1:]))
+    values = {}
+    for name, value in given.items():
+        if value is None:
+            continue
+        ints = None if value.is_graph_input() else constant_ints(value)
+        if ints is None:
+            raise b.refuse(
+                f"Slice-{old}'s {name} {value.name!r} is not a constant, and before opset 10 "
+                "they are attributes",
+                f"make {name} a constant, or target opset 10 or later",
+            )
+        values[name] = ints
+    starts, ends = values["starts"], values["ends"]
+    rank = require_rank(node, x, "its axes must be known to move them into attributes")
+    axes = [a + rank if a < 0 else a for a in values.get("axes", range(len(starts)))]
+    steps = values.get("steps", [1] * len(axes))
+    unit = [k for k, step in enumerate(steps) if step == 1]
+    other = [k for k, step in enumerate(steps) if step != 1]
+    for k in other:
+        if static_dim(x, axes[k]) is None:
+            raise b.refuse(
+                f"Slice-{old} steps by {steps[k]} along axis {axes[k]}, which Slice-1 cannot, "
+                "and the size of that axis is not static (a Gather would need it)",
+                "give the input a static shape on that axis, or target opset 10 or later",
+            )
+    used = [v for v in node.inputs[1:] if v is not None]
+    node.resize_inputs(1)
+    remove_if_orphaned(node.graph, *used)
+    kept = unit or [0]  # no unit-step axis: Slice-1 over the whole of one axis
+    node.attributes["starts"] = ir.AttrInt64s("starts", [starts[k] if unit else 0 for k in kept])
+    node.attributes["ends"] = ir.AttrInt64s("ends", [ends[k] if unit else _INT64_MAX for k in kept])
+    node.attributes["axes"] = ir.AttrInt64s("axes", [axes[k] for k in kept])
+    for k in other:
+        size = static_dim(x, axes[k])
+        indices = np.arange(size, dtype=np.int64)[slice(starts[k], ends[k], steps[k])]
+        _follow_output(node, "Gather", [b.const(indices)], {"axis": axes[k]}, f"_{axes[k]}")
+    gathered = f"; steps {[steps[k] for k in other]} by Gather" if other else ""
+    return f"starts/ends/axes inputs → attributes{gathered}"
+
+
 OTHER_ADAPTERS: dict[str, list[Callable[[ir.Node, int, Builder], str | None]]] = {
     "Cast": [cast_to_spelling],
     "Clip": [clip_bounds_as_inputs, clip_bounds_as_attributes],
@@ -327,6 +384,7 @@ OTHER_ADAPTERS: dict[str, list[Callable[[ir.Node, int, Builder], str | None]]] =
     "Resize": [resize_optional_inputs],
     "Reshape": [reshape_allowzero],
     "Shape": [shape_start_end_to_slice],
+    "Slice": [slice_inputs_to_attributes],
     "Softmax": _SOFTMAX_LIKE,
     "LogSoftmax": _SOFTMAX_LIKE,
     "Hardmax": _SOFTMAX_LIKE,
