@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+import onnx
+
 # What a reader cannot act on: where in onnx's C++ sources an assertion sits, the assertion
 # itself, the converter's "$13" spelling of numbers, the error class tags of shape inference
 # and onnxruntime, and the checker's "==> Context:" trailer, which repeats the node's name.
@@ -27,8 +29,22 @@ _NOISE = (
     ),
     (re.compile(r"\bNode\s*(\([^()]*\)\s*)?(with schema\s*\(:*\w+:\d+\)\s*)?has (?=\w+ size)"), ""),
     (re.compile(r"\.(?=[);])"), ""),
-    (re.compile(r"\b\w+ typestr: (\w+), has unsupported type: "), r"\1 does not take "),
+    (re.compile(r"\b\w+ typestr: ([^,]+), has unsupported type: "), r"\1 does not take "),
+    (
+        re.compile(
+            r"DataType \((\d+)\) of (?:Input or Output|input|output) of operator '(\w+)' is "
+            r"(?:unallowed for|not supported in) Opset Version (\d+)"
+        ),
+        lambda m: f"{m[2]} at opset {m[3]} does not take {_type_name(int(m[1]))}",
+    ),
 )
+
+
+def _type_name(data_type: int) -> str:
+    try:
+        return onnx.TensorProto.DataType.Name(data_type).lower()
+    except ValueError:
+        return f"data type {data_type}"
 
 
 def concise(error: BaseException | str) -> str:

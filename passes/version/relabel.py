@@ -216,9 +216,11 @@ def _unknown_types_problem(node: ir.Node, old: int, target: int) -> str | None:
     for constraint in old_schema.type_constraints:
         missing = set(constraint.allowed_type_strs) - wide.get(constraint.type_param_str, set())
         if missing:
+            names = sorted(missing)
+            more = f" and {len(names) - 3} more" if len(names) > 3 else ""
             return (
                 f"its input types are unknown and {constraint.type_param_str} lacks "
-                f"{', '.join(sorted(missing))} there"
+                f"{', '.join(names[:3])}{more} there"
             )
     return None
 
