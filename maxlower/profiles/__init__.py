@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from maxlower.profiles.rules import OpRule, Profile, ProfileError, parse_profile
+from passes.errors import concise
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -50,9 +51,9 @@ def load_profile(profile: str | Path | Profile) -> Profile:
     except FileNotFoundError:
         raise ProfileError(f"{path}: no such profile file") from None
     except OSError as error:
-        raise ProfileError(f"{path}: cannot read ({error.strerror or error})") from None
+        raise ProfileError(f"{path}: cannot read ({error.strerror or concise(error)})") from None
     except tomllib.TOMLDecodeError as error:
-        raise ProfileError(f"{path}: not valid TOML ({error})") from None
+        raise ProfileError(f"{path}: not valid TOML ({concise(error)})") from None
     return parse_profile(data, path.stem, path)
 
 
