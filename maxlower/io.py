@@ -220,50 +220,45 @@ def check_and_infer(
     return restore(inferred)
 
 
-DeclaredOutputs = dict[tuple[str, str], onnx.ValueInfoProto]
+DeclaredOutputs = dict[str, onnx.ValueInfoProto]
 
 
 def declared_outputs(proto: onnx.ModelProto) -> DeclaredOutputs:
-    """{(graph name, output name): its ValueInfoProto} for the main graph and every
-    subgraph: the output types the model declares."""
-    return {
-        (graph.name, output.name): output
-        for graph in graph_protos(proto.graph)
-        for output in graph.output
-    }
+    """{name: ValueInfoProto}: the types the model declares for its graph outputs. Only
+    the main graph's: a subgraph's outputs are its node's business, and there what
+    inference adds matters (onnxruntime sizes a Loop's scan outputs on zero iterations
+    from the body's output shapes)."""
+    return {output.name: output for output in proto.graph.output}
 
 
 def use_refined_outputs(proto: onnx.ModelProto) -> None:
-    """The inverse of `keep_declared_outputs`: each output takes the type its graph's
-    value_info refines it to, so that onnx_ir's values carry what inference knows (an If
-    before opset 11 is judged on its branches' known dims)."""
-    for graph in graph_protos(proto.graph):
-        infos = {v.name: v for v in graph.value_info}
-        for output in graph.output:
-            refined = infos.get(output.name)
-            if refined is not None:
-                output.type.CopyFrom(refined.type)
+    """The inverse of `keep_declared_outputs`: each graph output takes the type value_info
+    refines it to, so that onnx_ir's values carry what inference knows."""
+    infos = {v.name: v for v in proto.graph.value_info}
+    for output in proto.graph.output:
+        refined = infos.get(output.name)
+        if refined is not None:
+            output.type.CopyFrom(refined.type)
 
 
 def keep_declared_outputs(proto: onnx.ModelProto, declared: DeclaredOutputs) -> None:
-    """Inference merges what it finds into the outputs' types of the main graph and of
-    subgraphs (a ZipMap output's map values become scalars, a dim gets a size, which an
-    If before opset 11 then demands of both branches): every output is written back as
-    `declared` has it, and what differs goes into its graph's value_info, where the passes
-    read it (maxlower.sparse types values from value_info first)."""
-    for graph in graph_protos(proto.graph):
-        infos = None
-        for output in graph.output:
-            original = declared.get((graph.name, output.name))
-            if original is None or output == original:
-                continue
-            if infos is None:
-                infos = {v.name: v for v in graph.value_info}
-            refined = infos.get(output.name)  # (one entry a name: a second pass replaces it)
-            if refined is None:
-                refined = infos[output.name] = graph.value_info.add(name=output.name)
-            refined.type.CopyFrom(output.type)
-            output.CopyFrom(original)
+    """Inference merges what it finds into the graph outputs' types (a ZipMap output's map
+    values become scalars, a dim gets a size): every output in `declared` is written back
+    as the model declared it, and what differs goes into value_info, where the passes read
+    it (maxlower.sparse types values from value_info first)."""
+    graph = proto.graph
+    infos = None
+    for output in graph.output:
+        original = declared.get(output.name)
+        if original is None or output == original:
+            continue
+        if infos is None:
+            infos = {v.name: v for v in graph.value_info}
+        refined = infos.get(output.name)  # (one entry a name: a second pass replaces it)
+        if refined is None:
+            refined = infos[output.name] = graph.value_info.add(name=output.name)
+        refined.type.CopyFrom(output.type)
+        output.CopyFrom(original)
 
 
 def _check_and_infer_light(light: onnx.ModelProto) -> onnx.ModelProto:

@@ -7,7 +7,12 @@ remedy, or it gives a model that passes the full checker, that a second conversi
 alone, and that the verifier finds equivalent; the same for the lowering, whose result
 also holds no node the profile rejects; the input model is never modified.
 
-Budget: CI runs EXAMPLES cases (about a minute on 2 cores). To fuzz for a while instead:
+Per case also: the command line and the library give the same model or refusal, and a
+conversion through a drawn intermediate opset succeeds and verifies whenever the two direct
+ones do (two known classes are counted instead: see `_assert_chain_converts`).
+
+Budget: CI runs EXAMPLES cases, the same ones every run (derandomised: a red CI is a real
+regression, not a new draw). To fuzz for a while instead:
 
     MAXLOWER_FUZZ_SECONDS=1800 python -m pytest tests/test_fuzz_pipeline.py -k pipeline -s
 
@@ -40,6 +45,7 @@ from maxlower.lower import lower
 from maxlower.profiles import load_profile
 from maxlower.runtime import onnxruntime_session
 from maxlower.verify.inputs import axes_inputs, generate_trials, input_specs
+from passes.builder import schema_version
 from passes.errors import ConversionError
 from passes.function_types import InferFunctionTypesPass
 from tests.strategies import FuzzCase, family_models, fuzz_cases
@@ -118,10 +124,13 @@ def _assert_chain_converts(case: FuzzCase) -> str:
     """convert(m, target) succeeded: if convert(m, via) does too, then so must
     convert(convert(m, via), target), and the result must compute what m does.
 
-    One class is known and counted instead: a form maxlower chose for opset `via` whose own
-    ops have no exact form at the target (select_last_index=1 from opset 10 on is Slice
-    with step -1 and an int64 Sub, which nothing before opset 7 computes); the refused
-    node is then one the first conversion made, not one of m's."""
+    Two classes are known and counted instead of failing:
+    - a form maxlower chose for opset `via` whose own ops have no exact form at the target
+      (select_last_index=1 from opset 10 on is Slice with step -1 and an int64 Sub, which
+      nothing before opset 7 computes): the refused node is one the first conversion made;
+    - `via` above both opsets, across a change of the refused node's op: the newer schema
+      states less than the older one required (Max-6 needs inputs of one shape, Max-8
+      broadcasts, so coming back the shapes must be proven equal)."""
     if case.via is None:
         return ""
     try:
@@ -131,11 +140,21 @@ def _assert_chain_converts(case: FuzzCase) -> str:
     try:
         chained = maxlower.convert(halfway, case.target)
     except ConversionError as error:
-        if error.node_name in _node_names(case.model):
-            raise
-        return "; chained: a form made at the other opset has no exact form at the target"
+        if error.node_name not in _node_names(case.model):
+            return "; chained: a form made at the other opset has no exact form at the target"
+        low = max(_effective_opset(case.model), case.target)
+        op = error.op_type
+        if case.via > low and schema_version(op, case.via) != schema_version(op, low):
+            return "; chained: up across a change of the op and back (the newer says less)"
+        raise
     _assert_equivalent(case, chained)
     return "; chained too"
+
+
+def _effective_opset(model: onnx.ModelProto) -> int:
+    """The default-domain opset onnx's checker reads: the last '' entry, else 'ai.onnx'."""
+    versions = {o.domain: o.version for o in model.opset_import}
+    return versions.get("", versions.get("ai.onnx"))
 
 
 def _node_names(model: onnx.ModelProto) -> set[str]:
@@ -310,8 +329,8 @@ def test_strategy_models_pass_the_full_checker(model):
     event(f"opset {'below 7' if model.opset_import[0].version < 7 else '7+'}")
 
 
-def _pipeline_search(outcomes: collections.Counter, max_examples: int):
-    @settings(max_examples=max_examples, **SETTINGS)
+def _pipeline_search(outcomes: collections.Counter, max_examples: int, derandomize: bool = False):
+    @settings(max_examples=max_examples, derandomize=derandomize, **SETTINGS)
     @given(fuzz_cases())
     def search(case):
         outcome = checked(case, "pipeline")
@@ -328,8 +347,8 @@ def test_fuzz_pipeline():
     outcomes: collections.Counter = collections.Counter()
     started, searches, verdict = time.monotonic(), 0, "a failure (below)"
     try:
-        if not SECONDS:
-            _pipeline_search(outcomes, EXAMPLES)()
+        if not SECONDS:  # CI: the same EXAMPLES cases every run (fresh ones in timed runs)
+            _pipeline_search(outcomes, EXAMPLES, derandomize=True)()
             searches = 1
         while SECONDS and time.monotonic() < started + SECONDS:
             _pipeline_search(outcomes, BATCH)()
@@ -501,16 +520,14 @@ if __name__ == "__main__":  # python -m tests.test_fuzz_pipeline FILE
 def test_if_branches_of_unknown_dims_survive_a_round_trip():
     """Found by the chained-conversion fuzz: at opset 10 the branches give [2] and [?],
     which If-1 accepts; converting to 11 wrote the refined [2] into the then-branch's
-    output, and 11 → 10 was refused. Outputs keep their declared types, and If-1 needs
-    one shape (no two static dims that differ), not a static one."""
+    output, and 11 → 10 was refused. If-1 needs one shape (the same rank, no two static
+    dims that differ), as its own checker rule has it, not a static one."""
     model = onnx.parser.parse_model("""<ir_version: 6, opset_import: ["" : 10]>
         g (float[2] x, float[?] z, bool c) => (float[?] y) {
             y = If (c) <then_branch = t () => (float[?] a) { a = Max (x, x) },
                         else_branch = e () => (float[?] b) { b = Max (z, z) }>
         }""")
     up = maxlower.convert(model, 13)
-    branches = [a.g for n in up.graph.node for a in n.attribute if a.HasField("g")]
-    assert all(o.type == model.graph.output[0].type for g in branches for o in g.output)
     back = maxlower.convert(up, 10)
     onnx.checker.check_model(back, full_check=True)
     assert maxlower.verify(model, back).ok
