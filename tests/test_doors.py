@@ -79,11 +79,16 @@ def one_line(text: str) -> str:
 
 
 def run_cli(model_path: pathlib.Path, target: int, out: pathlib.Path) -> Outcome:
-    result = CliRunner().invoke(
-        cli,
-        ["convert", str(model_path), "--opset", str(target), "-o", str(out)],
-        catch_exceptions=False,
-    )
+    return run_command(["convert", str(model_path), "--opset", str(target)], model_path, out)
+
+
+def run_library(model: onnx.ModelProto, target: int) -> Outcome:
+    return outcome_of(lambda: maxlower.convert(model, target))
+
+
+def run_command(args: list[str], model_path: pathlib.Path, out: pathlib.Path) -> Outcome:
+    """A `maxlower` command writing to `out`, in-process, as an Outcome."""
+    result = CliRunner().invoke(cli, [*args, "-o", str(out)], catch_exceptions=False)
     if result.exit_code == 0:
         return Outcome(0, model=onnx.load(out), path=out)
     prefix = "maxlower: error: "
@@ -95,9 +100,10 @@ def run_cli(model_path: pathlib.Path, target: int, out: pathlib.Path) -> Outcome
     return Outcome(result.exit_code, message)
 
 
-def run_library(model: onnx.ModelProto, target: int) -> Outcome:
+def outcome_of(call) -> Outcome:
+    """A library call (returning a model) as an Outcome."""
     try:
-        return Outcome(0, model=maxlower.convert(model, target))
+        return Outcome(0, model=call())
     except maxlower.ConversionError as error:
         return Outcome(3, one_line(str(error)))
     except maxlower.InvalidModelError as error:
@@ -412,36 +418,14 @@ LOWER_PROFILES = ("onnxruntime", "primitives", "webnn")
 LOWER_MODELS = list(CORPUS)[::2]  # every other model: lowering is the slower job
 
 
-def run_cli_lower(model_path: pathlib.Path, profile: str, out: pathlib.Path) -> Outcome:
-    result = CliRunner().invoke(
-        cli, ["lower", str(model_path), "--profile", profile, "-o", str(out)]
-    )
-    if result.exit_code == 0:
-        return Outcome(0, model=onnx.load(out), path=out)
-    prefix = "maxlower: error: "
-    lines = [line for line in result.output.splitlines() if line.startswith(prefix)]
-    message = lines[-1][len(prefix) :] if lines else result.output.strip()
-    return Outcome(result.exit_code, message.removeprefix(f"{model_path}: "))
-
-
-def run_library_lower(model: onnx.ModelProto, profile: str) -> Outcome:
-    try:
-        return Outcome(0, model=maxlower.lower(model, profile))
-    except maxlower.ConversionError as error:
-        return Outcome(3, one_line(str(error)))
-    except maxlower.InvalidModelError as error:
-        return Outcome(2, one_line(str(error)))
-    except Exception as error:
-        return Outcome(4, f"{type(error).__name__}: {one_line(str(error))}")
-
-
 @pytest.mark.parametrize("profile", LOWER_PROFILES)
 @pytest.mark.parametrize("name", LOWER_MODELS)
 def test_lower_gives_the_same_answer_through_both_doors(
     doors: Doors, tmp_path: pathlib.Path, name: str, profile: str
 ):
-    by_cli = run_cli_lower(doors.path(name), profile, tmp_path / "out.onnx")
-    by_library = run_library_lower(doors.load(name), profile)
+    path = doors.path(name)
+    by_cli = run_command(["lower", str(path), "--profile", profile], path, tmp_path / "o.onnx")
+    by_library = outcome_of(lambda: maxlower.lower(doors.load(name), profile))
     assert by_cli.code in EXIT_CODES and by_library.code in EXIT_CODES, (by_cli, by_library)
     assert (by_cli.code, by_cli.message) == (by_library.code, by_library.message)
     if by_cli.code == 0:

@@ -271,6 +271,22 @@ def cast_to_spelling(node: ir.Node, old: int, b: Builder) -> str | None:
 _FLT_MAX = float(np.finfo(np.float32).max)
 
 
+def _constant_for_attribute(
+    node: ir.Node, old: int, since: int, name: str, value: ir.Value, b: Builder
+) -> np.ndarray:
+    """The constant behind input `name`, which became an input at opset `since` and is an
+    attribute below it; refused when it is computed at run time (or a graph input, whose
+    initializer is only a default)."""
+    tensor = None if value.is_graph_input() else const_tensor(value)
+    if tensor is None:
+        raise b.refuse(
+            f"{node.op_type}-{old}'s {name} {value.name!r} is not a constant, and before "
+            f"opset {since} it is an attribute",
+            f"make {name} a constant, or target opset {since} or later",
+        )
+    return np.asarray(tensor.numpy())
+
+
 def clip_bounds_as_inputs(node: ir.Node, old: int, b: Builder) -> str | None:
     """Clip-6's min/max attributes became inputs at 11. An absent attribute meant
     -FLT_MAX / FLT_MAX (which clamps ±inf and doubles beyond them), an absent input means
@@ -300,14 +316,7 @@ def clip_bounds_as_attributes(node: ir.Node, old: int, b: Builder) -> str | None
         if value is None:
             bounds.append(absent)
             continue
-        tensor = None if value.is_graph_input() else const_tensor(value)
-        if tensor is None:
-            raise b.refuse(
-                f"Clip-{old}'s {name} {value.name!r} is computed at run time, and before "
-                "opset 11 the bounds are attributes",
-                f"make {name} a constant, or target opset 11 or later",
-            )
-        bound = np.asarray(tensor.numpy()).reshape(-1)[0]
+        bound = _constant_for_attribute(node, old, 11, name, value, b).reshape(-1)[0]
         if not np.isnan(bound) and float(np.float32(bound)) != float(bound):
             raise b.refuse(
                 f"Clip-{old}'s {name} {float(bound)!r} is no float32 value, and before "
@@ -338,16 +347,9 @@ def slice_inputs_to_attributes(node: ir.Node, old: int, b: Builder) -> str | Non
     given = dict(zip(names, node.inputs[1:]))
     values = {}
     for name, value in given.items():
-        if value is None:
-            continue
-        ints = None if value.is_graph_input() else constant_ints(value)
-        if ints is None:
-            raise b.refuse(
-                f"Slice-{old}'s {name} {value.name!r} is not a constant, and before opset 10 "
-                "they are attributes",
-                f"make {name} a constant, or target opset 10 or later",
-            )
-        values[name] = ints
+        if value is not None:
+            array = _constant_for_attribute(node, old, 10, name, value, b)
+            values[name] = [int(v) for v in array.reshape(-1)]
     starts, ends = values["starts"], values["ends"]
     rank = require_rank(node, x, "its axes must be known to move them into attributes")
     axes = [a + rank if a < 0 else a for a in values.get("axes", range(len(starts)))]
