@@ -3,9 +3,11 @@
 
 The script makes its own inputs (under `benchmarks/.work/`, which it keeps out of git), then
 runs every candidate as a whole process, interleaved round by round, and records each run's
-wall time and peak RSS (`os.wait4`). It reports medians, ratios of medians measured in the
-same run, and whether each output passes `onnx.checker` (full check, by path) and gives
-bit-identical outputs in onnxruntime. It rewrites its section of `benchmarks/RESULTS.md`.
+wall time and peak RSS (`os.wait4`); then it times the two libraries' calls in its own
+process. It reports medians, spreads, ratios of medians measured in the same run, and whether
+each output passes `onnx.checker` (full check, by path) and gives bit-identical outputs in
+onnxruntime. It rewrites its section of `benchmarks/RESULTS.md`; with `--only`, the parts
+of the scenarios it skips are kept from the section already there, dated.
 
 Inputs
 
@@ -27,11 +29,18 @@ Candidates
     I/O floor                 wide: `onnx.load` + `onnx.save`; heavy: `cp` of the model and
                               its data file
 
+Library in-process (scenario `library`)
+
+    `maxlower.convert(model, N)` against `onnx.version_converter.convert_version(model, N)`,
+    N = 18 and 13, on one wide opset-20 ModelProto built in memory, in this process: each
+    call warmed up once, then per round the two calls of a target in alternating order
+    (A B, B A, ...), `gc.collect()` before each call, outside its time.
+
 Usage (from the repository root):
 
     python benchmarks/bench.py                       # full run (~15 min), refresh RESULTS.md
     python benchmarks/bench.py --quick --results /tmp/r.md   # small inputs, 1 round, < 2 min
-    python benchmarks/bench.py --only wide --rounds 9
+    python benchmarks/bench.py --only wide --only library --rounds 9   # keeps heavy's figures
 
 `--quick` scales every input down (the over-2GB input is then not over 2 GB, and the
 section says so); CI runs it as a smoke test and asserts no times.
@@ -42,8 +51,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import gc
 import json
 import os
+import re
 import shlex
 import shutil
 import statistics
@@ -56,12 +67,13 @@ from pathlib import Path
 import numpy as np
 import onnx
 import onnxruntime
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper, numpy_helper, version_converter
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+import maxlower  # noqa: E402
 from benchmarks.report import machine, versions, write_section  # noqa: E402
 from maxlower.runtime import bit_equal, onnxruntime_session  # noqa: E402
 from passes.errors import concise  # noqa: E402
@@ -296,7 +308,12 @@ def prepare_inputs(
         "heavy": workdir / "heavy.onnx",
         "over2gb": workdir / "over2gb.onnx",
     }
-    wanted = {"wide": ["wide20", "wide13"], "heavy": ["heavy"], "over2gb": ["heavy", "over2gb"]}
+    wanted = {
+        "wide": ["wide20", "wide13"],
+        "library": [],  # built in memory
+        "heavy": ["heavy"],
+        "over2gb": ["heavy", "over2gb"],
+    }
     needed = sorted({key for scenario in scenarios for key in wanted[scenario]})
     if old != stamp:
         for path in workdir.glob("*.onnx*"):
@@ -355,7 +372,7 @@ class Candidate:
     argv: tuple[str, ...]
     output: Path | None  # the model it writes
     role: str  # "maxlower", "baseline" (ratios are to it), "floor", "other"
-    verify: bool = True  # check and run the output
+    source: Path | None = None  # the input its output is checked against (None: not checked)
 
     @property
     def key(self) -> str:
@@ -385,6 +402,7 @@ def candidates(inputs: dict[str, Path], outdir: Path, scenarios: Sequence[str]) 
             ),
             out,
             "maxlower",
+            source,
         )
 
     def converter_run(
@@ -406,6 +424,7 @@ def candidates(inputs: dict[str, Path], outdir: Path, scenarios: Sequence[str]) 
             (python, "-c", VERSION_CONVERTER, str(source), str(target), str(out), external),
             out,
             role,
+            source,
         )
 
     if "wide" in scenarios:
@@ -425,7 +444,6 @@ def candidates(inputs: dict[str, Path], outdir: Path, scenarios: Sequence[str]) 
                     (python, "-c", IO_FLOOR, str(source), str(out)),
                     out,
                     "floor",
-                    verify=False,
                 )
             )
     for scenario in ("heavy", "over2gb"):
@@ -457,7 +475,6 @@ def candidates(inputs: dict[str, Path], outdir: Path, scenarios: Sequence[str]) 
                 ("cp", "--reflink=never", str(source), f"{source}.data", str(copy_dir)),
                 copy_dir / source.name,
                 "floor",
-                verify=False,
             )
         )
     return result
@@ -469,8 +486,8 @@ def candidates(inputs: dict[str, Path], outdir: Path, scenarios: Sequence[str]) 
 @dataclasses.dataclass
 class Run:
     seconds: float
-    peak_rss: int  # bytes
-    returncode: int
+    peak_rss: int  # bytes; 0 for an in-process call (not measured)
+    returncode: int  # for an in-process call, 1 if it raised
     error: str = ""
 
 
@@ -636,6 +653,109 @@ def measure(
     return results
 
 
+# --- the library, in-process --------------------------------------------------------------
+
+LIBRARY_TARGETS = (18, 13)
+# (name, role, call): the two library calls timed side by side on one in-memory ModelProto.
+LIBRARY_CALLS = (
+    ("maxlower.convert", "maxlower", maxlower.convert),
+    ("onnx.version_converter.convert_version", "baseline", version_converter.convert_version),
+)
+
+
+def library_candidates(source: Path, outdir: Path) -> list[Candidate]:
+    """Both calls on wide 20→N for each target; no process, so no argv. Their last results
+    are saved to `output` and checked against `source` like the whole-process rows."""
+    return [
+        Candidate(
+            "library",
+            name,
+            f"20→{target}",
+            (),
+            outdir / f"library.{role}.opset{target}.onnx",
+            role,
+            source,
+        )
+        for target in LIBRARY_TARGETS
+        for name, role, _ in LIBRARY_CALLS
+    ]
+
+
+def run_library(
+    scale: Scale, outdir: Path, log: Callable[[str], None]
+) -> tuple[list[Measured], list[str]]:
+    """Build the wide model once (opset 20), time both calls on it in this process, save
+    the model and the last results for verify_output. Returns the results and the calls
+    that modified the input (none should)."""
+    model = wide_model(scale.wide_nodes, 20)
+    source = outdir / "library_input.onnx"
+    onnx.save(model, source)
+    results = [Measured(c, []) for c in library_candidates(source, outdir)]
+    last, modifiers = measure_library(model, results, scale.rounds, log)
+    for measured in results:
+        if measured.candidate.key in last:
+            onnx.save(last[measured.candidate.key], measured.candidate.output)
+    return results, modifiers
+
+
+def measure_library(
+    model: onnx.ModelProto, results: list[Measured], rounds: int, log: Callable[[str], None]
+) -> tuple[dict[str, onnx.ModelProto], list[str]]:
+    """Each call once to warm up (imports, caches), then `rounds` rounds. In a round, the
+    two calls of each conversion run in alternating order (A B, then B A), so that neither
+    always inherits the other's garbage and allocator state. A call that fails when warming
+    up is not timed (a failure is an outcome, not a time). Returns each call's last result
+    and the calls after which `model` had changed (it is restored each time, so that the
+    other calls still see the same input)."""
+    calls = {name: call for name, _, call in LIBRARY_CALLS}
+    original = model.SerializeToString(deterministic=True)
+    last: dict[str, onnx.ModelProto] = {}
+    modifiers: list[str] = []
+
+    def timed(measured: Measured, label: str) -> Run:
+        c = measured.candidate
+        last.pop(c.key, None)  # the previous result is freed here, outside the timing
+        run, result = _timed_call(calls[c.name], model, int(c.conversion.split("→")[1]))
+        if result is not None:
+            last[c.key] = result
+        if model.SerializeToString(deterministic=True) != original:
+            model.ParseFromString(original)
+            modifiers.append(c.key)
+        log(
+            f"{label}: {c.key}: {run.seconds:.3f} s"
+            + (f", fails: {run.error}" if run.returncode else "")
+        )
+        return run
+
+    for measured in results:
+        run = timed(measured, "warm-up")
+        if run.returncode:
+            measured.runs.append(run)
+    pairs: dict[str, list[Measured]] = {}
+    for measured in results:
+        pairs.setdefault(measured.candidate.conversion, []).append(measured)
+    for round_index in range(rounds):
+        for pair in pairs.values():
+            for measured in pair[:: -1 if round_index % 2 else 1]:
+                if measured.runs and measured.failed:  # failed when warming up
+                    continue
+                measured.runs.append(timed(measured, f"round {round_index + 1}/{rounds}"))
+    return last, sorted(set(modifiers))
+
+
+def _timed_call(
+    call: Callable[[onnx.ModelProto, int], onnx.ModelProto], model: onnx.ModelProto, target: int
+) -> tuple[Run, onnx.ModelProto | None]:
+    """One call's wall time (time.perf_counter), and its result (None if it raised)."""
+    gc.collect()  # what earlier calls left is collected now, not during this one
+    started = time.perf_counter()
+    try:
+        result = call(model, target)
+    except Exception as error:  # the converter's refusals and crashes are outcomes
+        return Run(time.perf_counter() - started, 0, 1, _first_line(error)), None
+    return Run(time.perf_counter() - started, 0, 0), result
+
+
 # Packages whose import time the profile shows on its own line: (label, module, part of it).
 IMPORT_PARTS = (
     ("onnx (with numpy, protobuf)", "onnx", None),
@@ -729,11 +849,22 @@ def _ratio(value: float, base: float | None) -> str:
     return f"{value / base:.2f}×" if base else "–"
 
 
+def _seconds(value: float) -> str:
+    """Milliseconds below a second: in-process calls can take hundredths of one."""
+    return f"{value:.3f} s" if value < 1 else f"{value:.2f} s"
+
+
+def _spread(measured: Measured) -> str:
+    times = [r.seconds for r in measured.ok_runs]
+    return f"{_seconds(min(times))[:-2]}–{_seconds(max(times))}" if times else "–"
+
+
 def scenario_table(results: Sequence[Measured], scenario: str, ratio_role: str) -> list[str]:
     rows = [m for m in results if m.candidate.scenario == scenario]
     lines = [
-        "| conversion | candidate | median wall | ratio | median peak RSS | output |",
-        "|---|---|---:|---:|---:|---|",
+        "| conversion | candidate | median wall | spread (min–max) | ratio | median peak RSS "
+        "| output |",
+        "|---|---|---:|---:|---:|---:|---|",
     ]
     for measured in rows:
         c = measured.candidate
@@ -748,9 +879,10 @@ def scenario_table(results: Sequence[Measured], scenario: str, ratio_role: str) 
             None,
         )
         ratio = "–" if measured.failed or base is None else _ratio(measured.seconds, base.seconds)
+        rss = f"{measured.peak_rss / 1e6:.0f} MB" if measured.peak_rss else "–"
         lines.append(
-            f"| {c.conversion} | {c.name} | {measured.seconds:.2f} s | {ratio} | "
-            f"{measured.peak_rss / 1e6:.0f} MB | {measured.status()} |"
+            f"| {c.conversion} | {c.name} | {_seconds(measured.seconds)} | {_spread(measured)} | "
+            f"{ratio} | {rss} | {measured.status()} |"
         )
     return lines
 
@@ -770,49 +902,118 @@ def find(
     )
 
 
-def acceptance(results: Sequence[Measured], scenarios: Sequence[str]) -> list[str]:
-    lines = []
+def _verdict(ok: bool) -> str:
+    return "met" if ok else "**MISSED**"
 
-    def verdict(ok: bool) -> str:
-        return "met" if ok else "**not met**"
 
-    if "wide" in scenarios:
-        for conversion in ("20→18", "13→18"):
-            ours = find(results, "wide", conversion, "maxlower")
-            theirs = find(results, "wide", conversion, "baseline")
-            if ours and theirs and not ours.failed and not theirs.failed:
-                ratio = ours.seconds / theirs.seconds
-                lines.append(
-                    f"- wide {conversion}: maxlower {ours.seconds:.2f} s vs "
-                    f"onnx.version_converter {theirs.seconds:.2f} s = {ratio:.2f}× "
-                    f"(target ≤ 1.0×: {verdict(ratio <= 1.0)}; limit 1.5×: "
-                    f"{verdict(ratio <= 1.5)})"
-                )
-        ours = find(results, "wide", "20→13", "maxlower")
-        if ours:
-            lines.append(f"- wide 20→13: maxlower {ours.seconds:.2f} s (median), {ours.status()}")
-    if "heavy" in scenarios:
-        ours = find(results, "heavy", "20→13", "maxlower")
+def _versus(
+    results: Sequence[Measured],
+    scenario: str,
+    conversion: str,
+    how: str,
+    target: float,
+    limit: float | None = None,
+) -> list[str]:
+    """`- wide: command line 20→18: maxlower 0.77 s vs ... = 1.02× (target ≤ 1.0×: met)`."""
+    ours = find(results, scenario, conversion, "maxlower")
+    theirs = find(results, scenario, conversion, "baseline")
+    if ours is None or theirs is None:
+        return []
+    head = f"- {TITLES[scenario]}: {how} {conversion}: "
+    if ours.failed or theirs.failed:
+        return [
+            f"{head}{ours.candidate.name} {ours.status()}; {theirs.candidate.name} "
+            f"{theirs.status()} (target ≤ {target}×: no ratio)"
+        ]
+    ratio = ours.seconds / theirs.seconds
+    met = _verdict(ratio <= target)
+    text = (
+        f"{head}{ours.candidate.name} {_seconds(ours.seconds)} vs {theirs.candidate.name} "
+        f"{_seconds(theirs.seconds)} = {ratio:.2f}× (target ≤ {target}×: {met}"
+    )
+    if limit is not None:
+        text += f"; limit {limit}×: {_verdict(ratio <= limit)}"
+    if ours.verdict is None or not ours.verdict.ok:
+        text += f"; maxlower's output: {ours.status()}"
+    return [text + ")"]
+
+
+def acceptance(results: Sequence[Measured], scenario: str) -> list[str]:
+    """The acceptance lines of one scenario, each `- <title>: ...` (earlier_parts finds
+    them by that prefix)."""
+    if scenario == "library":
+        return [
+            line
+            for conversion in ("20→18", "20→13")
+            for line in _versus(results, "library", conversion, "wide", 1.0)
+        ]
+    if scenario == "wide":
+        return [
+            *_versus(results, "wide", "20→18", "command line, whole process,", 1.0, 1.5),
+            *_versus(results, "wide", "20→13", "command line, whole process,", 0.5),
+            *_versus(results, "wide", "13→18", "command line, whole process,", 1.0, 1.5),
+        ]
+    ours = find(results, scenario, "20→13", "maxlower")
+    if scenario == "heavy":
         copy = find(results, "heavy", None, "floor")
-        if ours and copy and not ours.failed:
-            rss_ok = ours.peak_rss <= 300e6
-            ratio = ours.seconds / copy.seconds
-            lines.append(
-                f"- heavy: maxlower peak RSS {ours.peak_rss / 1e6:.0f} MB "
-                f"(≤ 300 MB: {verdict(rss_ok)}); wall {ours.seconds:.1f} s vs file "
-                f"copy {copy.seconds:.1f} s = {ratio:.2f}× (≤ 2×: "
-                f"{verdict(ratio <= 2)})"
-            )
-    if "over2gb" in scenarios:
-        ours = find(results, "over2gb", "20→13", "maxlower")
-        theirs = find(results, "over2gb", "20→13", "baseline")
-        if ours and theirs:
-            ok = not ours.failed and ours.verdict is not None and ours.verdict.ok
-            lines.append(
-                f"- over-2GB: maxlower {ours.status()} ({verdict(ok)}); "
-                f"onnx.version_converter: {theirs.status()}"
-            )
-    return lines
+        if ours is None or copy is None or ours.failed:
+            return []
+        ratio = ours.seconds / copy.seconds
+        return [
+            f"- heavy: maxlower peak RSS {ours.peak_rss / 1e6:.0f} MB "
+            f"(≤ 300 MB: {_verdict(ours.peak_rss <= 300e6)}); wall {ours.seconds:.1f} s vs "
+            f"file copy {copy.seconds:.1f} s = {ratio:.2f}× (≤ 2×: {_verdict(ratio <= 2)})"
+        ]
+    theirs = find(results, "over2gb", "20→13", "baseline")
+    if ours is None or theirs is None:
+        return []
+    ok = not ours.failed and ours.verdict is not None and ours.verdict.ok
+    return [
+        f"- over-2GB: maxlower {ours.status()} ({_verdict(ok)}); "
+        f"onnx.version_converter: {theirs.status()}"
+    ]
+
+
+def earlier_parts(path: Path) -> dict[str, tuple[list[str], list[str]]]:
+    """From the section already in `path`, each scenario's acceptance lines and subsection,
+    stamped with the run that measured them: a run of some scenarios (--only) keeps the
+    figures of the others and says how old they are. A part stamped before keeps its stamp."""
+    old = path.read_text() if path.exists() else ""
+    start, end = old.find(START_MARKER), old.find(END_MARKER)
+    if start == -1 or end < start:
+        return {}
+    lines = old[start:end].splitlines()
+    text = "\n".join(lines)
+    date = re.search(r"^- Date: (.*)$", text, re.MULTILINE)
+    command = re.search(r"^- Command: (`[^`]*`)", text, re.MULTILINE)
+    revision = re.search(r"\(git ([^)]*)\)", text)
+    when = date.group(1) if date else "an earlier run"
+    stamp = (
+        f"Carried over, not rerun: measured {when}"
+        + (f" by {command.group(1)}" if command else "")
+        + (f" (git {revision.group(1)})" if revision else "")
+        + "."
+    )
+    parts = {}
+    for scenario, title in TITLES.items():
+        accepted = [
+            line if "(carried over from " in line else f"{line} (carried over from {when})"
+            for line in lines
+            if line.startswith(f"- {title}: ")
+        ]
+        heading = next(
+            (i for i, line in enumerate(lines) if line.startswith(f"### {title}:")), None
+        )
+        if heading is None:
+            continue
+        stop = next(
+            (i for i in range(heading + 1, len(lines)) if lines[i].startswith("### ")), len(lines)
+        )
+        body = "\n".join(lines[heading + 1 : stop]).strip("\n").splitlines()
+        if not (body and body[0].startswith("Carried over")):
+            body = [stamp, "", *body]
+        parts[scenario] = (accepted, [lines[heading], "", *body])
+    return parts
 
 
 def section(
@@ -821,8 +1022,10 @@ def section(
     scenarios: Sequence[str],
     profile: list[tuple[str, float]] | None,
     quick: bool,
+    earlier: dict[str, tuple[list[str], list[str]]],
 ) -> str:
-    scale: Scale = meta["scale"]
+    """The whole section: this run's scenarios, and the others' parts from `earlier`."""
+    carried = [s for s in SCENARIOS if s not in scenarios and s in earlier]
     lines = [
         START_MARKER,
         "## Scale: large models, external data, and onnx.version_converter",
@@ -830,7 +1033,8 @@ def section(
         "Written by `benchmarks/bench.py`; rerun it rather than editing this section.",
         "",
         f"- Date: {meta['date']}",
-        f"- Machine: {meta['machine']}",
+        f"- Machine: {meta['machine']}; 1-minute load average {meta['load'][0]:.2f} at "
+        f"the start, {meta['load'][1]:.2f} at the end",
         "- Versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()),
         f"- Command: `{meta['command']}` ({meta['seconds']:.0f} s wall clock)",
         f"- Method: every candidate is a whole process (interpreter start and imports "
@@ -839,90 +1043,162 @@ def section(
         "(`os.wait4`). Outputs are then checked with `onnx.checker.check_model(path, "
         "full_check=True)` and run in onnxruntime (CPU, optimisations off) next to their "
         "input on two seeded inputs; all outputs must be bit-identical. Page cache warm; "
-        "other jobs shared the 2 cores, so absolute times are noisy.",
+        "other jobs shared the 2 cores, so absolute times are noisy. The library rows are "
+        "calls in one process instead (see their subsection).",
     ]
+    if carried:
+        lines.append(
+            "- Rerun here: "
+            + ", ".join(TITLES[s] for s in scenarios)
+            + "; carried over from earlier runs (dated in each part): "
+            + ", ".join(TITLES[s] for s in carried)
+        )
     if quick:
         lines.append(
             "- **--quick**: inputs scaled down (the over-2GB input is then not over "
             "2 GB); a smoke test, not a measurement."
         )
-    lines += ["", "### Acceptance", "", *acceptance(results, scenarios)]
-    if "wide" in scenarios:
-        lines += [
-            "",
-            f"### wide: {scale.wide_nodes:,} family nodes on [2, 3, 4] tensors",
-            "",
-            f"`wide_opset20.onnx` and `wide_opset13.onnx` ({meta['sizes']['wide20']} and "
-            f"{meta['sizes']['wide13']}): blocks of ReduceMax (axes [1], [-1], [0, 2], [2]), "
-            "Max (two or three inputs, broadcasting), ArgMax (axis 0-2, select_last_index "
-            "0/1) and an int64 Max. Ratios are to onnx.version_converter on the same "
-            "conversion; the I/O rows are the floor.",
-            "",
-            *scenario_table(results, "wide", "baseline"),
-        ]
-        if profile:
-            total = sum(seconds for _, seconds in profile)
-            lines += [
-                "",
-                "Where maxlower's time goes on wide 13→18, the conversion both tools do "
-                "that changes the most nodes (medians of 3 runs; "
-                "stages from `maxlower convert --timings`):",
-                "",
-                "| stage | seconds | share |",
-                "|---|---:|---:|",
-            ]
-            lines += [
-                f"| {label} | {seconds:.3f} | {seconds / total:.0%} |" for label, seconds in profile
-            ]
-            converting = sum(sec for label, sec in profile if label.startswith("converting"))
-            theirs = find(results, "wide", "13→18", "baseline")
-            if theirs is not None and not theirs.failed:
-                fixed = total - converting
-                lines += [
-                    "",
-                    f"Everything but the conversion itself (Python start, imports, the input's "
-                    f"data checks, the two full checks, writing) takes {fixed:.2f} s, "
-                    f"{fixed / theirs.seconds:.2f}× onnx.version_converter's whole 13→18 run "
-                    f"({theirs.seconds:.2f} s, a process that imports only onnx). Converting "
-                    f"takes {converting:.2f} s: only the nodes whose conversion changes them "
-                    "are converted (`maxlower.sparse`), here the "
-                    f"{scale.wide_nodes // 4:,} ReduceMax nodes whose `axes` attribute "
-                    "becomes an input, and of those only the first of each signature goes "
-                    "through onnx_ir, the others copying its result (`maxlower.replay`); "
-                    "for 20→18, where ReduceMax-18 admits the type of every ReduceMax's "
-                    "data, no node changes.",
-                ]
-    for scenario, title in (("heavy", "heavy"), ("over2gb", "over-2GB")):
-        if scenario not in scenarios:
-            continue
-        size = meta["sizes"][scenario]
-        lines += ["", f"### {title}: {size} of float32 weights in one external data file", ""]
-        if scenario == "heavy":
-            lines.append(
-                f"`heavy.onnx`: {scale.weights} weights of [{scale.rows}, {scale.cols}] "
-                f"float32, each read by a ReduceMax (int64 axes in the model) feeding a Max "
-                f"chain, an ArgMax + int64 Max every {scale.argmax_every}; opset 20 → 13 (the "
-                "axes become attributes). Ratios are to the copy of the model and its data."
-            )
-        else:
-            lines.append(
-                f"`over2gb.onnx`: the heavy weights plus one [{scale.big_rows}, {scale.cols}] "
-                f"float32 tensor ({scale.big_rows * scale.cols * 4 / 2**30:.2f} GiB, past "
-                "offset 2 GiB), in one data file; opset 20 → 13. A ModelProto with the "
-                "weights loaded exceeds protobuf's 2 GB limit."
-            )
-        lines += ["", *scenario_table(results, scenario, "floor"), ""]
-        lines.append(
-            "`load_external_data=False` writes a model that points at the input's "
-            "data file (it must sit beside it) and copies no weights."
-        )
+    lines += ["", "### Acceptance", ""]
+    for scenario in SCENARIOS:
+        lines += acceptance(results, scenario) if scenario in scenarios else []
+        lines += earlier[scenario][0] if scenario in carried else []
+    for scenario in SCENARIOS:
+        if scenario in scenarios:
+            lines += ["", *subsection(meta, results, scenario, profile)]
+        elif scenario in carried:
+            lines += ["", *earlier[scenario][1]]
     lines.append(END_MARKER)
     return "\n".join(lines) + "\n"
 
 
+def subsection(
+    meta: dict,
+    results: Sequence[Measured],
+    scenario: str,
+    profile: list[tuple[str, float]] | None,
+) -> list[str]:
+    if scenario == "wide":
+        return wide_subsection(meta, results, profile)
+    if scenario == "library":
+        return library_subsection(meta, results)
+    return external_subsection(meta, results, scenario)
+
+
+def library_subsection(meta: dict, results: Sequence[Measured]) -> list[str]:
+    scale: Scale = meta["scale"]
+    modifiers = meta["library_modifiers"]
+    unchanged = (
+        "Neither call modified the input ModelProto (its serialisation compared after every call)."
+        if not modifiers
+        else f"**These calls modified the input ModelProto** (restored after each): "
+        f"{', '.join(modifiers)}."
+    )
+    return [
+        f"### library in-process: `maxlower.convert` and `convert_version` on wide "
+        f"({scale.wide_nodes:,} nodes)",
+        "",
+        f"One process (this script's): `wide_model({scale.wide_nodes}, 20)` is built once "
+        "in memory and every call converts that same ModelProto (no file I/O, no "
+        "interpreter start or imports in the times). Each call runs once to warm up, then "
+        f"{meta['rounds']} round(s): 20→18 then 20→13, the two calls of each in alternating "
+        "order (A B, then B A), `gc.collect()` before each call and outside its time "
+        "(`time.perf_counter`). Medians, spread (min–max) and ratios of medians. "
+        f"{unchanged} The last result of each call is saved and checked as the "
+        "whole-process outputs are (full checker, bit-exact against the input in "
+        "onnxruntime).",
+        "",
+        *scenario_table(results, "library", "baseline"),
+    ]
+
+
+def wide_subsection(
+    meta: dict, results: Sequence[Measured], profile: list[tuple[str, float]] | None
+) -> list[str]:
+    scale: Scale = meta["scale"]
+    lines = [
+        f"### wide: {scale.wide_nodes:,} family nodes on [2, 3, 4] tensors",
+        "",
+        f"`wide_opset20.onnx` and `wide_opset13.onnx` ({meta['sizes']['wide20']} and "
+        f"{meta['sizes']['wide13']}): blocks of ReduceMax (axes [1], [-1], [0, 2], [2]), "
+        "Max (two or three inputs, broadcasting), ArgMax (axis 0-2, select_last_index "
+        "0/1) and an int64 Max. Ratios are to onnx.version_converter on the same "
+        "conversion; the I/O rows are the floor.",
+        "",
+        *scenario_table(results, "wide", "baseline"),
+    ]
+    if not profile:
+        return lines
+    total = sum(seconds for _, seconds in profile)
+    lines += [
+        "",
+        "Where maxlower's time goes on wide 13→18, the conversion both tools do "
+        "that changes the most nodes (medians of 3 runs; "
+        "stages from `maxlower convert --timings`):",
+        "",
+        "| stage | seconds | share |",
+        "|---|---:|---:|",
+    ]
+    lines += [f"| {label} | {seconds:.3f} | {seconds / total:.0%} |" for label, seconds in profile]
+    converting = sum(sec for label, sec in profile if label.startswith("converting"))
+    theirs = find(results, "wide", "13→18", "baseline")
+    if theirs is not None and not theirs.failed:
+        fixed = total - converting
+        lines += [
+            "",
+            f"Everything but the conversion itself (Python start, imports, the input's "
+            f"data checks, the two full checks, writing) takes {fixed:.2f} s, "
+            f"{fixed / theirs.seconds:.2f}× onnx.version_converter's whole 13→18 run "
+            f"({theirs.seconds:.2f} s, a process that imports only onnx). Converting "
+            f"takes {converting:.2f} s: only the nodes whose conversion changes them "
+            "are converted (`maxlower.sparse`), here the "
+            f"{scale.wide_nodes // 4:,} ReduceMax nodes whose `axes` attribute "
+            "becomes an input, and of those only the first of each signature goes "
+            "through onnx_ir, the others copying its result (`maxlower.replay`); "
+            "for 20→18, where ReduceMax-18 admits the type of every ReduceMax's "
+            "data, no node changes.",
+        ]
+    return lines
+
+
+def external_subsection(meta: dict, results: Sequence[Measured], scenario: str) -> list[str]:
+    """heavy or over-2GB."""
+    scale: Scale = meta["scale"]
+    size = meta["sizes"][scenario]
+    lines = [f"### {TITLES[scenario]}: {size} of float32 weights in one external data file", ""]
+    if scenario == "heavy":
+        lines.append(
+            f"`heavy.onnx`: {scale.weights} weights of [{scale.rows}, {scale.cols}] "
+            f"float32, each read by a ReduceMax (int64 axes in the model) feeding a Max "
+            f"chain, an ArgMax + int64 Max every {scale.argmax_every}; opset 20 → 13 (the "
+            "axes become attributes). Ratios are to the copy of the model and its data."
+        )
+    else:
+        lines.append(
+            f"`over2gb.onnx`: the heavy weights plus one [{scale.big_rows}, {scale.cols}] "
+            f"float32 tensor ({scale.big_rows * scale.cols * 4 / 2**30:.2f} GiB, past "
+            "offset 2 GiB), in one data file; opset 20 → 13. A ModelProto with the "
+            "weights loaded exceeds protobuf's 2 GB limit."
+        )
+    return [
+        *lines,
+        "",
+        *scenario_table(results, scenario, "floor"),
+        "",
+        "`load_external_data=False` writes a model that points at the input's "
+        "data file (it must sit beside it) and copies no weights.",
+    ]
+
+
 # --- command line -------------------------------------------------------------------------
 
-SCENARIOS = ("wide", "heavy", "over2gb")
+SCENARIOS = ("wide", "library", "heavy", "over2gb")
+# How the section names each scenario (its acceptance lines and subsection start with it).
+TITLES = {
+    "wide": "wide",
+    "library": "library in-process",
+    "heavy": "heavy",
+    "over2gb": "over-2GB",
+}
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -936,13 +1212,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--rounds",
         type=int,
         default=None,
-        help=f"runs per candidate (default {FULL.rounds}; 1 with --quick)",
+        help=f"runs per candidate, and rounds of library calls (default {FULL.rounds}; 1 with "
+        "--quick)",
     )
     parser.add_argument(
         "--only",
         action="append",
         choices=SCENARIOS,
-        help="run only this input (repeatable); default: all",
+        help="run only this scenario (repeatable; default: all); the others' parts of the "
+        "section already in --results are kept, dated",
     )
     parser.add_argument(
         "--workdir",
@@ -967,6 +1245,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         scale = dataclasses.replace(scale, rounds=args.rounds)
     scenarios = [s for s in SCENARIOS if not args.only or s in args.only]
     started = time.monotonic()
+    load = os.getloadavg()[0]  # before this script adds to it
 
     def log(message: str) -> None:
         print(f"[{time.monotonic() - started:6.1f} s] {message}", file=sys.stderr, flush=True)
@@ -986,21 +1265,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     outdir.mkdir(exist_ok=True)
     env = child_env()
     cands = candidates(inputs, outdir, scenarios)
+    modifiers: list[str] = []
     try:
         results = measure(cands, scale.rounds, env, log)
+        if "library" in scenarios:  # after the processes, so that none runs beside it
+            library, modifiers = run_library(scale, outdir, log)
+            results += library
         for measured in results:
             c = measured.candidate
-            if c.verify and not measured.failed:
-                source = (
-                    inputs["wide20" if "20" in c.conversion.split("→")[0] else "wide13"]
-                    if c.scenario == "wide"
-                    else inputs[c.scenario]
-                )
+            if c.source is not None and not measured.failed:
                 log(f"checking {c.key}")
-                measured.verdict = verify_output(source, c.output)
+                measured.verdict = verify_output(c.source, c.output)
         profile = None
         if "wide" in scenarios:
-            log("profiling maxlower on wide 20→18")
+            log("profiling maxlower on wide 13→18")
             profile = stage_profile(inputs["wide13"], 18, outdir / "profile.onnx", env)
     finally:
         shutil.rmtree(outdir, ignore_errors=True)
@@ -1013,6 +1291,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     meta = {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": machine(),
+        "load": (load, os.getloadavg()[0]),
         "versions": versions(),
         "command": shlex.join(
             ["python", "benchmarks/bench.py", *(argv if argv is not None else sys.argv[1:])]
@@ -1021,8 +1300,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "rounds": scale.rounds,
         "scale": scale,
         "sizes": {key: _size_text(_model_bytes(path)) for key, path in inputs.items()},
+        "library_modifiers": modifiers,
     }
-    text = section(meta, results, scenarios, profile, args.quick)
+    text = section(meta, results, scenarios, profile, args.quick, earlier_parts(args.results))
     if args.json:
         args.json.write_text(
             json.dumps(

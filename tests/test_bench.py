@@ -96,20 +96,38 @@ def test_quick_run_writes_its_section_and_every_maxlower_output_checks(tmp_path,
     assert text.count(bench.START_MARKER) == text.count(bench.END_MARKER) == 1
     assert "stale" not in text and "keep me\n" in text and "keep me too" in text
     section = text[text.index(bench.START_MARKER) : text.index(bench.END_MARKER)]
-    for heading in ("### Acceptance", "### wide", "### heavy", "### over-2GB"):
+    for heading in ("### Acceptance", "### wide", "### library in-process", "### heavy"):
         assert heading in section
+    assert "### over-2GB" in section and "Carried over" not in section
     maxlower_rows = re.findall(r"^\| [^|]+ \| maxlower \|.*$", section, re.MULTILINE)
     assert len(maxlower_rows) == 6  # 4 wide conversions, heavy, over-2GB
     assert all("ok: checker + bit-exact" in row for row in maxlower_rows), maxlower_rows
+    # the in-process table: both calls, both targets, checked like the files
+    library = section[section.index("### library in-process") :].split("\n### ")[0]
+    library_rows = re.findall(r"^\| 20→1[38] \| (\S+) \|.*$", library, re.MULTILINE)
+    assert sorted(library_rows) == sorted(
+        ["maxlower.convert", "onnx.version_converter.convert_version"] * 2
+    )
+    assert library.count("ok: checker + bit-exact") == 4
+    assert "Neither call modified the input ModelProto" in library
+    for line in (
+        "- library in-process: wide 20→18: maxlower.convert",
+        "- library in-process: wide 20→13: maxlower.convert",
+        "- wide: command line, whole process, 20→18: maxlower",
+        "- wide: command line, whole process, 20→13: maxlower",
+    ):
+        assert line in section
 
     data = json.loads(dump.read_text())
     keys = [r["key"] for r in data["results"]]
     assert "wide 20→18 onnx.version_converter" in keys and "heavy copy cp (model + data)" in keys
+    assert "library 20→13 maxlower.convert" in keys
     for result in data["results"]:
         assert len(result["runs"]) == 1
         run = result["runs"][0]
-        assert run["peak_rss"] > 0 and run["seconds"] > 0
-        if result["key"].split()[-1] == "maxlower":
+        in_process = result["key"].startswith("library ")
+        assert run["seconds"] > 0 and (run["peak_rss"] == 0) == in_process
+        if result["key"].split()[-1] in ("maxlower", "maxlower.convert"):
             assert run["returncode"] == 0 and result["verdict"]["ok"], result
     # outputs are removed, inputs kept for the next run (in the git-ignored work dir)
     work = tmp_path / "work"
@@ -121,3 +139,32 @@ def test_quick_run_writes_its_section_and_every_maxlower_output_checks(tmp_path,
         "wide_opset20.onnx",
     ]
     assert (work / ".gitignore").read_text().splitlines()[-1] == "*"
+
+
+def test_a_partial_run_keeps_the_other_scenarios_figures_and_dates_them(bench, tmp_path):
+    old = tmp_path / "RESULTS.md"
+    old.write_text(
+        f"{bench.START_MARKER}\n## Scale\n\n- Date: 2026-01-02 03:04 UTC\n"
+        "- Versions: maxlower 0.1.0 (git abc1234)\n- Command: `python benchmarks/bench.py` "
+        "(9 s wall clock)\n\n### Acceptance\n\n- wide: old wide line\n- heavy: heavy line\n"
+        "\n### wide: old\n\nold wide table\n\n### heavy: 3 GB\n\n| heavy table |\n"
+        f"{bench.END_MARKER}\n"
+    )
+    parts = bench.earlier_parts(old)
+    assert set(parts) == {"wide", "heavy"}
+    accepted, body = parts["heavy"]
+    assert accepted == ["- heavy: heavy line (carried over from 2026-01-02 03:04 UTC)"]
+    assert body[0] == "### heavy: 3 GB" and body[-1] == "| heavy table |"
+    stamp = body[2]
+    assert stamp.startswith("Carried over, not rerun: measured 2026-01-02 03:04 UTC")
+    assert "`python benchmarks/bench.py`" in stamp and "git abc1234" in stamp
+    # carried over once more by a later partial run: the first stamp and date stay
+    later = tmp_path / "later.md"
+    later.write_text(
+        f"{bench.START_MARKER}\n- Date: 2027-01-01 00:00 UTC\n\n### Acceptance\n\n"
+        + "\n".join(accepted)
+        + "\n\n"
+        + "\n".join(body)
+        + f"\n{bench.END_MARKER}\n"
+    )
+    assert bench.earlier_parts(later)["heavy"] == (accepted, body)
