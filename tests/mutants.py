@@ -2,8 +2,8 @@
 
 Each mutant replaces one entry of `passes.version.registry.ADAPTERS` with a rewrite that a
 careful-looking engineer could have written, and that is wrong. `Mutant.apply()` converts
-the mutant's source model with it installed, through the real pipeline (`maxlower.convert`,
-which checks the result with `onnx.checker` full_check), so the broken model is valid ONNX
+the mutant's source model with it installed, through the pipeline's whole-graph path
+(which checks the result with `onnx.checker` full_check), so the broken model is valid ONNX
 and only its meaning differs. `witness` is a hand-picked input on which the original and the
 broken model give different outputs: it proves that the mutant changes the meaning,
 independently of the verifier that must find that on its own.
@@ -19,11 +19,13 @@ import numpy as np
 import onnx
 import onnx_ir as ir
 
-import maxlower
+from maxlower.io import check_result
+from maxlower.pipeline import whole_graph
 from passes.builder import Builder
 from passes.graph_utils import constant_ints, replace_node
 from passes.version import arg_max, common, reduce_max
 from passes.version.registry import ADAPTERS
+from passes.version.to_opset import ConvertToOpsetPass
 
 DT = ir.DataType
 Adapter = Callable[[ir.Node, Builder], "str | None"]
@@ -52,9 +54,15 @@ class Mutant:
             ADAPTERS[self.key] = original
 
     def apply(self) -> onnx.ModelProto:
-        """The source model converted to `target` with this mutant installed."""
+        """The source model converted to `target` with this mutant installed: the
+        pipeline's whole-graph path, except that graph outputs take the types the mutant
+        gives them (maxlower.pipeline writes them as declared, and the full check would
+        then refuse a mutant that changes an output's shape before the verifier sees it)."""
+        prepared = onnx.shape_inference.infer_shapes(self.source_model())
+        model, _ = whole_graph(prepared, ".")
         with self.installed():
-            return maxlower.convert(self.source_model(), self.target)
+            ConvertToOpsetPass(self.target)(model)
+        return check_result(model).proto
 
 
 def _model(opset: int, signature: str, body: str) -> str:

@@ -94,6 +94,10 @@ def test_cli_verify_exits_1_on_the_mutant(mutant: Mutant, applied, tmp_path: pat
     assert "DIFFERENT" in result.output
 
 
+# Mutants whose rewrite changes the shape of a graph output.
+CHANGE_AN_OUTPUT_SHAPE = {"keepdims_flipped_for_size_one_axis", "argmax_keepdims_dropped"}
+
+
 @pytest.mark.parametrize("name", ["int32_max_through_float32", "argmax_keepdims_dropped"])
 def test_convert_verify_refuses_a_broken_conversion(name: str, tmp_path: pathlib.Path, monkeypatch):
     mutant = BY_NAME[name]
@@ -101,6 +105,12 @@ def test_convert_verify_refuses_a_broken_conversion(name: str, tmp_path: pathlib
     onnx.save(mutant.source_model(), source)
     with mutant.installed():
         plain = invoke("convert", source, "--opset", mutant.target, "-o", output)
+        if name in CHANGE_AN_OUTPUT_SHAPE:
+            # the graph outputs keep their declared types, so the result's full check
+            # catches these before any verification: a bug in maxlower, exit 4
+            assert plain.exit_code == 4 and "internal error" in plain.output
+            assert not output.exists()
+            return
         assert plain.exit_code == 0 and output.exists()  # without --verify it goes unnoticed
         output.unlink()
         result = invoke("convert", source, "--opset", mutant.target, "-o", output, "--verify")
