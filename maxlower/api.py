@@ -102,7 +102,7 @@ def _labelled(step: Callable[[], T]) -> T:
             if at != -1 and (at == 0 or prefix.startswith(os.sep)):
                 text = text[at + len(prefix) :]
                 break
-        raise InvalidModelError(text) from None
+        raise InvalidModelError(text) from error
 
 
 def _as_proto(
@@ -164,7 +164,7 @@ def deserialize(proto: onnx.ModelProto, path: object = None) -> ir.Model:
         details = [str(e).strip().splitlines()[0] for e in (error, error.__cause__) if e]
         raise InvalidModelError(
             f"{where}onnx_ir cannot read the model ({': '.join(filter(None, details))})"
-        ) from None
+        ) from error
 
 
 def serialize(model: ir.Model) -> onnx.ModelProto:

@@ -21,7 +21,6 @@ from maxlower.io import (
     echo,
     load_proto,
     model_from_proto,
-    one_line,
     same_file,
     write_checked,
 )
@@ -35,7 +34,7 @@ from maxlower.verify.cli import (
     verification_options,
 )
 from passes.builder import schema_version
-from passes.errors import ConversionError
+from passes.errors import ConversionError, concise
 
 EXIT_INVALID, EXIT_NO_EXACT_FORM, EXIT_INTERNAL = 2, 3, 4
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
@@ -117,7 +116,7 @@ def _errors_to_exit_codes(debug: bool) -> Iterator[None]:
         if debug:
             raise
         _fail(
-            f"internal error ({type(error).__name__}: {one_line(error)}); rerun with --debug "
+            f"internal error ({type(error).__name__}: {concise(error)}); rerun with --debug "
             "for the traceback",
             EXIT_INTERNAL,
             debug,
@@ -128,7 +127,7 @@ def _fail(error: BaseException | str, code: int, debug: bool) -> None:
     if debug and isinstance(error, BaseException):
         raise error
     echo(
-        f"maxlower: error: {one_line(error) if isinstance(error, BaseException) else error}",
+        f"maxlower: error: {concise(error) if isinstance(error, BaseException) else error}",
         err=True,
     )
     sys.exit(code)

@@ -37,6 +37,7 @@ from google.protobuf.message import DecodeError
 
 from maxlower.api import InvalidModelError, deserialize, serialize
 from maxlower.safety import deferred_interrupts
+from passes.errors import concise
 from passes.graph_utils import (
     SHAPE_SOURCES,
     data_propagation_affordable,
@@ -179,14 +180,14 @@ def read_model_proto(path: str | os.PathLike) -> onnx.ModelProto:
         raise InvalidModelError(f"{path}: is a directory, not an ONNX file")
     try:
         proto = onnx.load(path, load_external_data=False)
-    except DecodeError:
+    except DecodeError as error:
         raise InvalidModelError(
             f"{path}: not an ONNX model (the protobuf cannot be parsed)"
-        ) from None
+        ) from error
     except OSError as error:
-        raise InvalidModelError(f"{path}: cannot read ({error.strerror or error})") from None
+        raise InvalidModelError(f"{path}: cannot read ({error.strerror or error})") from error
     except Exception as error:  # other formats' parsers (text, json) raise their own kinds
-        raise InvalidModelError(f"{path}: cannot load ({one_line(error)})") from None
+        raise InvalidModelError(f"{path}: cannot load ({concise(error)})") from error
     if proto.ir_version == 0 or not proto.opset_import:
         # An empty file parses as an empty ModelProto; say what is missing instead.
         raise InvalidModelError(f"{path}: not an ONNX model (no IR version or opset import)")
@@ -214,7 +215,7 @@ def check_and_infer(
     try:
         inferred = _check_and_infer_light(light)
     except ValueError as error:  # onnx's C++ code: an element type it does not know, say
-        raise onnx.checker.ValidationError(one_line(error)) from None
+        raise onnx.checker.ValidationError(concise(error)) from error
     forget_generated_dim_names_in_proto(inferred)  # unk__0 may name dims of different sizes
     keep_declared_outputs(inferred, declared_outputs(proto))
     return restore(inferred)
@@ -376,8 +377,8 @@ def _read_small_external(tensor: onnx.TensorProto, base_dir: str) -> onnx.Tensor
         data = external.tobytes()
     except (OSError, ValueError) as error:
         raise InvalidModelError(
-            f"cannot read the external data of tensor {tensor.name!r} ({one_line(error)})"
-        ) from None
+            f"cannot read the external data of tensor {tensor.name!r} ({concise(error)})"
+        ) from error
     finally:
         if isinstance(external, ir.ExternalTensor):
             external.release()
@@ -524,7 +525,7 @@ def write_checked(
                 temp_model = None
     except OSError as error:
         what = f"{error.strerror}: {error.filename}" if error.filename else str(error)
-        raise InvalidModelError(f"{path}: cannot write ({what})") from None
+        raise InvalidModelError(f"{path}: cannot write ({what})") from error
     finally:
         for leftover in (temp_model, temp_data):
             if leftover is not None:
@@ -599,11 +600,6 @@ def _temp_name(directory: pathlib.Path, prefix: str, suffix: str) -> str:
     fd, name = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=directory)
     os.close(fd)
     return name
-
-
-def one_line(error: BaseException) -> str:
-    """An exception's message on one line (checker messages span several)."""
-    return " ".join(line.strip() for line in str(error).splitlines() if line.strip())
 
 
 def _external_tensors(model: ir.Model) -> list[ir.ExternalTensor]:

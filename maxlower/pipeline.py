@@ -164,7 +164,7 @@ def prepare(
         except _CHECK_ERRORS as error:
             raise InvalidModelError(
                 f"{path}: the model is not valid ONNX ({describe_invalid(proto, error)})"
-            ) from None
+            ) from error
 
 
 def run(

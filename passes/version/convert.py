@@ -24,7 +24,6 @@ import itertools
 import onnx_ir as ir
 
 from passes.builder import FAMILY, Builder, schema_version
-from passes.errors import ConversionError
 from passes.graph_utils import containers, node_label
 from passes.version.registry import ADAPTERS, version_path
 
@@ -143,4 +142,4 @@ def _family_nodes_and_places(
     return worklist, places
 
 
-__all__ = ["ConversionError", "ConvertFamilyPass", "FamilyResult", "Rewrite"]
+__all__ = ["ConvertFamilyPass", "FamilyResult", "Rewrite"]
