@@ -411,3 +411,17 @@ def test_slice_with_run_time_starts_is_refused_below_10():
         }""")
     with pytest.raises(maxlower.ConversionError, match="starts 's' is not a constant"):
         maxlower.convert(model, 9)
+
+
+def test_split_in_equal_parts_says_how_many_at_18():
+    """Found while checking the refusal messages: Split-13 without `split` went to 18
+    unchanged, and Split-18 needs num_outputs (the result failed the full check)."""
+    model = onnx.parser.parse_model("""<ir_version: 8, opset_import: ["" : 13]>
+        g (float[6] x) => (float[2] a, float[2] b, float[2] c) { a, b, c = Split (x) }""")
+    converted, report = maxlower.convert_with_report(model, 18)
+    (split,) = converted.graph.node
+    assert [(a.name, a.i) for a in split.attribute if a.name == "num_outputs"] == [
+        ("num_outputs", 3)
+    ]
+    assert any("num_outputs=3" in c.how for c in report.conversions)
+    assert maxlower.verify(model, converted).ok

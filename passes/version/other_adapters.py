@@ -3,6 +3,7 @@
     Split-18(x: [.., 6, ..]){num_outputs=3}, to ≤ 17   →  Split(x)                (equal parts)
     Split-18(x: [.., 7, ..]){num_outputs=3}, to 13..17 →  Split(x, [3, 3, 1])
     Split-18(x: [.., 7, ..]){num_outputs=3}, to ≤ 12   →  Split(x){split=[3, 3, 1]}
+    Split-13(x) (equal parts), to ≥ 18                  →  Split(x){num_outputs=N}
     Resize-13(x, "", "", sizes), to 11..12             →  Resize(x, roi=[], scales=[], sizes)
     Reshape-14(x, const s){allowzero=1}, to ≤ 13, no 0 in s  →  Reshape(x, s)
     Shape-15(x){start=1}, to ≤ 14                       →  Slice(Shape(x), [1], [max], [0])
@@ -74,6 +75,18 @@ def split_num_outputs_to_sizes(node: ir.Node, old: int, b: Builder) -> str | Non
     else:
         node.attributes["split"] = ir.AttrInt64s("split", sizes)
     return f"num_outputs={count} → split sizes {sizes}"
+
+
+def split_equal_parts_to_num_outputs(node: ir.Node, old: int, b: Builder) -> str | None:
+    """Split before 18 without `split` cuts equal parts, one per output; Split-18 wants
+    that count said as num_outputs (where the parts are equal both agree, and where they
+    cannot be the older Split has no defined result)."""
+    if old >= 18 or b.opset < 18 or "num_outputs" in node.attributes:
+        return None
+    if "split" in node.attributes or (len(node.inputs) > 1 and node.inputs[1] is not None):
+        return None
+    node.attributes["num_outputs"] = ir.AttrInt64("num_outputs", len(node.outputs))
+    return f"equal parts → num_outputs={len(node.outputs)}"
 
 
 def resize_optional_inputs(node: ir.Node, old: int, b: Builder) -> str | None:
@@ -382,7 +395,7 @@ OTHER_ADAPTERS: dict[str, list[Callable[[ir.Node, int, Builder], str | None]]] =
     "Cast": [cast_to_spelling],
     "Clip": [clip_bounds_as_inputs, clip_bounds_as_attributes],
     "Dropout": [dropout_inputs_to_attribute],
-    "Split": [split_num_outputs_to_sizes],
+    "Split": [split_num_outputs_to_sizes, split_equal_parts_to_num_outputs],
     "Resize": [resize_optional_inputs],
     "Reshape": [reshape_allowzero],
     "Shape": [shape_start_end_to_slice],
