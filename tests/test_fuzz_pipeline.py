@@ -125,9 +125,9 @@ def _assert_chain_converts(case: FuzzCase) -> str:
     convert(convert(m, via), target), and the result must compute what m does.
 
     Two classes are known and counted instead of failing:
-    - a form maxlower chose for opset `via` whose own ops have no exact form at the target
-      (select_last_index=1 from opset 10 on is Slice with step -1 and an int64 Sub, which
-      nothing before opset 7 computes): the refused node is one the first conversion made;
+    - a form maxlower chose for opset `via` whose own ops have no exact form at the target:
+      the refused node is one the first conversion made (none is known since ArgMax's
+      select_last_index=1 maps its index back by a Gather wherever the axis is static);
     - `via` above both opsets, across a change of the refused node's op: the newer schema
       states less than the older one required (Max-6 needs inputs of one shape, Max-8
       broadcasts, so coming back the shapes must be proven equal)."""

@@ -425,3 +425,22 @@ def test_split_in_equal_parts_says_how_many_at_18():
     ]
     assert any("num_outputs=3" in c.how for c in report.conversions)
     assert maxlower.verify(model, converted).ok
+
+
+def test_broadcasting_ops_are_relabelled_below_7_only_on_inputs_of_one_shape():
+    """Found by the chained-conversion fuzz (an internal error, 8 → 7 → 6): Add-7
+    broadcasts, Add-6 needs `broadcast=1` to. Inputs of one static shape relabel; others go
+    through onnx.version_converter's adapter, which writes the attribute."""
+    model = onnx.parser.parse_model("""<ir_version: 4, opset_import: ["" : 7]>
+        g (float[2,3] a, float[3] b, float[2,3] c) => (float[2,3] y, float[2,3] z) {
+            y = Add (a, b)
+            z = Add (a, c)
+        }""")
+    converted, report = maxlower.convert_with_report(model, 6)
+    attributes = [{a.name: a.i for a in n.attribute} for n in converted.graph.node]
+    assert attributes == [{"broadcast": 1}, {}]
+    assert [c.how for c in report.conversions] == [
+        "converted by onnx.version_converter",
+        "relabelled",
+    ]
+    assert maxlower.verify(model, converted).ok

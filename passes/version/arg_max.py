@@ -7,9 +7,10 @@
     11 → 1, negative axis               →  axis + rank (needs a static rank)
 
 Reversing: a Slice with step -1 from opset 10 (any length; about 8x faster in onnxruntime
-than a Gather), and mapping back `(n - 1) - i`, with n a constant or read from Shape. Below
-10: a Gather with the constant reversed index list (static length), and a Gather of the same
-list maps the index back (no arithmetic, so valid at every opset).
+than a Gather); below 10 a Gather with the constant reversed index list (static length).
+Mapping back: a Gather of that same list where the length is static (no arithmetic, so
+valid at every opset, and a model converted to 10+ still converts down), else `(n - 1) - i`
+with n read from Shape.
 Ties give the last index, and the first NaN of the reversed axis is the last NaN, which is
 what `onnx.reference` returns for select_last_index=1.
 """
@@ -60,14 +61,21 @@ def select_last_index_to_reversal(node: ir.Node, b: Builder) -> str | None:
         family_version=11,
         dtype=ir.DataType.INT64,
     )
-    if b.opset < 10:  # the reversed positions map the index back without arithmetic
+    if length is not None and length <= MAX_INDEX_CONSTANT:
+        # The reversed positions map the index back without arithmetic, valid at every
+        # opset, so a model converted to opset 10+ still converts down to 1 (an int64 Sub
+        # has no form before opset 7); the table is as long as the axis, the lookup as
+        # small as the result.
+        if b.opset >= 10:
+            reversed_positions = b.const(np.arange(length - 1, -1, -1, dtype=np.int64))
         index = b.op("Gather", [reversed_positions, first], {"axis": 0}, dtype=ir.DataType.INT64)
-    else:
+    else:  # opset 10 and later, a dynamic or very long axis: n-1-i
         if length is not None:
             last = b.const(np.array(length - 1, dtype=np.int64))
         else:
             n = b.axis_length(x, _axis_at_opset(node, b, x, axis))
-            last = b.binary("Sub", n, b.const(np.array(1, dtype=np.int64)), dtype=ir.DataType.INT64)
+            one = b.const(np.array(1, dtype=np.int64))
+            last = b.binary("Sub", n, one, dtype=ir.DataType.INT64)
         index = b.binary("Sub", last, first, dtype=ir.DataType.INT64)
     replace_node(node, index)
     return "select_last_index=1 rewritten as reverse + ArgMax + index mapping"

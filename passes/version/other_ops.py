@@ -89,6 +89,7 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
         *,
         explain_refusals: bool = True,
         expand_functions: bool = False,
+        only: set[int] | None = None,
     ) -> None:
         """`source_opsets` ({id(graph or function): opset}, from `source_opsets_of`) lets the
         pass run after ConvertFamilyPass has already moved the opset imports.
@@ -101,6 +102,7 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
         self.target_opset = target_opset
         self.source_opsets = source_opsets or {}
         self.explain_refusals = explain_refusals
+        self.only = only  # ids of the nodes to convert (None: all)
 
     def call(self, model: ir.Model) -> OtherOpsResult:
         conversions: list[OtherOpConversion] = []
@@ -112,6 +114,8 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
             family_opset = opsets.get("", source)
             in_function = isinstance(container, ir.Function)
             for node in list(ir.traversal.RecursiveGraphIterator(container)):
+                if self.only is not None and id(node) not in self.only:
+                    continue  # (made at the target by ConvertFamilyPass)
                 if node.domain == "" and node.op_type not in FAMILY:
                     label, op_type = node_label(node), node.op_type
                     how, changed = self._convert(

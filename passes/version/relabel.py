@@ -33,8 +33,18 @@ from passes.graph_utils import static_rank
 # nodes are unaffected (None: none are). Relabelling across them goes through the
 # version converter's own adapters instead.
 _COERCE_TO_2D = ("Softmax", "LogSoftmax", "Hardmax")  # 13: per-axis instead of flattening
+# 7: numpy-style broadcasting replaced the `broadcast` attribute, without which older
+# versions need inputs of one shape; a node whose inputs provably have one is unaffected.
+_LEGACY_BROADCAST = sorted(
+    {
+        schema.name
+        for schema in onnx.defs.get_all_schemas_with_history()
+        if schema.domain == "" and schema.since_version < 7 and "broadcast" in schema.attributes
+    }
+)
 MEANING_CHANGES = {
     **{(op, 13): "last_axis" for op in _COERCE_TO_2D},
+    **{(op, 7): "one_shape" for op in _LEGACY_BROADCAST},
     ("Resize", 11): None,  # inputs (X, scales) became (X, roi, scales, sizes)
     ("Scan", 9): None,  # batch axis and sequence_lens removed
     ("Upsample", 9): None,  # scales moved from attribute to input
@@ -146,14 +156,27 @@ def meaning_change(node: ir.Node, old: int, new: int) -> str | None:
             continue
         if unaffected == "last_axis" and _reduces_trailing_axes_only(node, old):
             continue
+        if unaffected == "one_shape" and _inputs_of_one_static_shape(node):
+            continue
+        why = {
+            "last_axis": " and this node's axis is not its input's last axis",
+            "one_shape": " (broadcasting) and its inputs are not provably of one shape",
+        }
         return f"{op}'s meaning changed at version {version} (between {old} and {new})" + (
-            " and this node's axis is not its input's last axis" if unaffected else ""
+            why.get(unaffected, "")
         )
     for (op, attribute, value), since in NEW_ATTRIBUTE_VALUES.items():
         attr = node.attributes.get(attribute)
         if op == node.op_type and attr is not None and attr.value == value and new < since:
             return f"{attribute}={value!r} only exists from {op}-{since}"
     return None
+
+
+def _inputs_of_one_static_shape(node: ir.Node) -> bool:
+    shapes = [v.shape for v in node.inputs if v is not None]
+    if any(shape is None or not all(isinstance(d, int) for d in shape) for shape in shapes):
+        return False
+    return all(shape == shapes[0] for shape in shapes)
 
 
 def _reduces_trailing_axes_only(node: ir.Node, version: int) -> bool:

@@ -31,6 +31,7 @@ import onnx_ir as ir
 
 from passes.builder import min_ir_version
 from passes.function_types import InferFunctionTypesPass
+from passes.graph_utils import containers
 from passes.version.convert import ConvertFamilyPass, Rewrite
 from passes.version.other_ops import ConvertOtherOpsPass, OtherOpConversion, source_opsets_of
 
@@ -63,9 +64,15 @@ class ConvertToOpsetPass(ir.passes.InPlacePass):
         if model.functions:  # (it walks every node to find calls; without functions, for nothing)
             InferFunctionTypesPass()(model)
         sources = source_opsets_of(model)
+        # The nodes the family's adapters add are written at the target already: the
+        # other-op pass takes only the model's own (the list keeps their ids unique).
+        own = [n for _, c, _ in containers(model) for n in ir.traversal.RecursiveGraphIterator(c)]
         family = ConvertFamilyPass(self.target_opset)(model)
         others = ConvertOtherOpsPass(
-            self.target_opset, sources, expand_functions=self.expand_functions
+            self.target_opset,
+            sources,
+            expand_functions=self.expand_functions,
+            only={id(n) for n in own},
         )(model)
         ir_version = max(model.ir_version, min_ir_version(self.target_opset), 4)
         modified |= family.modified or others.modified or ir_version != model.ir_version
