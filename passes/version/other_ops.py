@@ -89,7 +89,7 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
         *,
         explain_refusals: bool = True,
         expand_functions: bool = False,
-        only: set[int] | None = None,
+        own: set[int] | None = None,
     ) -> None:
         """`source_opsets` ({id(graph or function): opset}, from `source_opsets_of`) lets the
         pass run after ConvertFamilyPass has already moved the opset imports.
@@ -102,7 +102,9 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
         self.target_opset = target_opset
         self.source_opsets = source_opsets or {}
         self.explain_refusals = explain_refusals
-        self.only = only  # ids of the nodes to convert (None: all)
+        # ids of the model's own nodes (None: all are). Those ConvertFamilyPass adds mean
+        # what they mean at the target by construction: only their spelling is converted.
+        self.own = own
 
     def call(self, model: ir.Model) -> OtherOpsResult:
         conversions: list[OtherOpConversion] = []
@@ -114,8 +116,6 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
             family_opset = opsets.get("", source)
             in_function = isinstance(container, ir.Function)
             for node in list(ir.traversal.RecursiveGraphIterator(container)):
-                if self.only is not None and id(node) not in self.only:
-                    continue  # (made at the target by ConvertFamilyPass)
                 if node.domain == "" and node.op_type not in FAMILY:
                     label, op_type = node_label(node), node.op_type
                     how, changed = self._convert(
@@ -158,9 +158,9 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
                 for adapter in OTHER_ADAPTERS.get(node.op_type, [])
                 if (what := adapter(node, old, builder)) is not None
             ]
-            reason = meaning_change(node, old, new) or _relabel_problem(
-                node, old, target, ir_version
-            )
+            reason = (
+                meaning_change(node, old, new) if self._own(node) else None
+            ) or _relabel_problem(node, old, target, ir_version)
             if reason is None:
                 return ("; ".join(adapted) if adapted else RELABELLED), modified or bool(adapted)
             reasons.append(reason)
@@ -184,6 +184,9 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
             return EXPANDED, True
         reasons.append(expanded)
         raise self._refusal(node, old, source, "; ".join(reasons))
+
+    def _own(self, node: ir.Node) -> bool:
+        return self.own is None or id(node) in self.own
 
     def _refusal(self, node: ir.Node, old: int, source: int, reason: str) -> ConversionError:
         if self.explain_refusals:

@@ -64,15 +64,16 @@ class ConvertToOpsetPass(ir.passes.InPlacePass):
         if model.functions:  # (it walks every node to find calls; without functions, for nothing)
             InferFunctionTypesPass()(model)
         sources = source_opsets_of(model)
-        # The nodes the family's adapters add are written at the target already: the
-        # other-op pass takes only the model's own (the list keeps their ids unique).
+        # The nodes the family's adapters add mean what they mean at the target by
+        # construction: the other-op pass converts only their spelling (the list keeps
+        # the model's own nodes alive, so their ids stay unique).
         own = [n for _, c, _ in containers(model) for n in ir.traversal.RecursiveGraphIterator(c)]
         family = ConvertFamilyPass(self.target_opset)(model)
         others = ConvertOtherOpsPass(
             self.target_opset,
             sources,
             expand_functions=self.expand_functions,
-            only={id(n) for n in own},
+            own={id(n) for n in own},
         )(model)
         ir_version = max(model.ir_version, min_ir_version(self.target_opset), 4)
         modified |= family.modified or others.modified or ir_version != model.ir_version
