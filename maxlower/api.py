@@ -141,9 +141,9 @@ def check_target_opset(opset: int) -> None:
 _SET_ASIDE = "maxlower.types_onnx_ir_cannot_read"
 
 
-def deserialize(proto: onnx.ModelProto, path: object = None) -> ir.Model:
+def deserialize(proto: onnx.ModelProto) -> ir.Model:
     """ir.serde.deserialize_model, with what onnx_ir cannot read (and onnx.checker let
-    through: a damaged function, say) an InvalidModelError; `path` names the file.
+    through: a damaged function, say) an InvalidModelError.
 
     Value types onnx_ir has no class for (a map, as in ZipMap's sequence of maps; an opaque
     type) are set aside: the values are read untyped and `serialize` puts their types back,
@@ -160,10 +160,9 @@ def deserialize(proto: onnx.ModelProto, path: object = None) -> ir.Model:
             model.meta[_SET_ASIDE] = set_aside
         return model
     except ir.serde.SerdeError as error:
-        where = f"{path}: " if path is not None else ""
         details = [str(e).strip().splitlines()[0] for e in (error, error.__cause__) if e]
         raise InvalidModelError(
-            f"{where}onnx_ir cannot read the model ({': '.join(filter(None, details))})"
+            f"onnx_ir cannot read the model ({': '.join(filter(None, details))})"
         ) from error
 
 

@@ -45,7 +45,7 @@ from maxlower.io import (
 )
 from maxlower.profiles import Profile
 from maxlower.safety import check_model_data, describe_invalid
-from maxlower.sparse import convert_sparse
+from maxlower.sparse import convert_sparse, default_opset
 from passes.builder import FAMILY
 from passes.graph_utils import containers
 from passes.legalize import LegalizePass, Lowering
@@ -53,7 +53,6 @@ from passes.version.convert import Rewrite
 from passes.version.other_ops import DELEGATED, EXPANDED, RELABELLED, OtherOpConversion
 from passes.version.to_opset import ConvertToOpsetPass
 
-DEFAULT_DOMAINS = ("", "ai.onnx")
 _CHECK_ERRORS = (onnx.checker.ValidationError, onnx.shape_inference.InferenceError)
 
 
@@ -196,7 +195,7 @@ def run(
         return lowered
     report = Report(source, job.opset, profile=job.profile.name if job.profile else None)
     sparse = None
-    if job.opset is not None and job.profile is None:
+    if job.opset is not None:  # (and no profile: that case was split above)
         with progress.stage(f"converting to opset {job.opset}"):
             sparse = convert_sparse(
                 prepared, job.opset, base_dir, expand_functions=job.expand_functions
@@ -239,11 +238,11 @@ def normalise_opset_imports(proto: onnx.ModelProto) -> None:
     are one domain, written ''. The version kept is the one onnx's checker reads: the
     last entry of a domain, and '' over 'ai.onnx'."""
     for imports in [proto.opset_import, *(f.opset_import for f in proto.functions)]:
+        has_default = any(e.domain == "" for e in imports)
         versions: dict[str, int] = {}
         for entry in imports:
-            if entry.domain == "ai.onnx" and "" in {e.domain for e in imports}:
-                continue
-            versions[entry.domain] = entry.version
+            if not (entry.domain == "ai.onnx" and has_default):
+                versions[entry.domain] = entry.version
         if "ai.onnx" in versions:
             versions[""] = versions.pop("ai.onnx")
         if len(versions) == len(imports) and all(e.domain != "ai.onnx" for e in imports):
@@ -251,10 +250,6 @@ def normalise_opset_imports(proto: onnx.ModelProto) -> None:
         order = list(dict.fromkeys("" if e.domain == "ai.onnx" else e.domain for e in imports))
         del imports[:]
         imports.extend(onnx.helper.make_opsetid(domain, versions[domain]) for domain in order)
-
-
-def default_opset(proto: onnx.ModelProto) -> int | None:
-    return next((o.version for o in proto.opset_import if o.domain in DEFAULT_DOMAINS), None)
 
 
 def in_memory(
@@ -328,7 +323,6 @@ __all__ = [
     "Job",
     "Outcome",
     "Report",
-    "default_opset",
     "in_memory",
     "normalise_opset_imports",
     "prepare",

@@ -118,7 +118,6 @@ class Template:
 
     converted: onnx.NodeProto
     from_original: dict[int, int]  # input position in `converted` -> in the original
-    dropped: tuple[int, ...] = ()  # positions of original inputs (constants) no longer read
 
     @classmethod
     def of(
@@ -161,7 +160,7 @@ class Template:
             or list(converted.metadata_props) != list(original.metadata_props)
         ):
             return None
-        return cls(converted, from_original, dropped)
+        return cls(converted, from_original)
 
     def apply(self, other: onnx.NodeProto) -> onnx.NodeProto:
         node = onnx.NodeProto()

@@ -54,11 +54,10 @@ from passes.graph_utils import node_label, subgraphs
 from passes.version.convert import Rewrite
 from passes.version.other_ops import OtherOpConversion
 from passes.version.registry import ADAPTERS, kept_as_is, version_path
-from passes.version.to_opset import ConvertToOpsetPass
+from passes.version.to_opset import DEFAULT_DOMAINS, ConvertToOpsetPass
 
 ANCHOR_DOMAIN = "maxlower.sparse"
 _Step = Rewrite | OtherOpConversion  # one line of the report, about one node
-_DEFAULT_DOMAINS = ("", "ai.onnx")
 
 
 @dataclasses.dataclass
@@ -77,7 +76,7 @@ def convert_sparse(
     from `base_dir`. Returns None, having changed nothing, when the model needs the full
     path. Raises what ConvertToOpsetPass raises."""
     check_target_opset(opset)
-    source = _default_opset(proto)
+    source = default_opset(proto)
     graph = proto.graph
     if source is None or not _eligible(proto):
         return None
@@ -113,8 +112,6 @@ class _SmallConversion:
     typed_before: dict[str, tuple]
     rewrites: list[Rewrite]  # in graph order
     conversions: list[OtherOpConversion]  # in graph order
-    # initializers copied conversions stopped reading: removed if nothing else reads them
-    dropped: set[str] = dataclasses.field(default_factory=set)
 
     @classmethod
     def run(
@@ -189,11 +186,9 @@ class _SmallConversion:
             )
             if template is None:
                 return None
-            self.dropped.update(nodes[first].input[j] for j in template.dropped)
             label = node_label(node)
             steps = [r for r in [*self.rewrites, *self.conversions] if r.node == label]
             for i in others:
-                self.dropped.update(nodes[i].input[j] for j in template.dropped)
                 other = template.apply(nodes[i])
                 label = node_label(other)
                 copies[i] = (other, [dataclasses.replace(r, node=label) for r in steps])
@@ -226,18 +221,26 @@ class _SmallConversion:
             for i, group in zip(self.indices, self.groups)
         }
         replaced.update((i, [node]) for i, (node, _) in copies.items())
+        # (before splicing, which overwrites the NodeProtos of `nodes` it replaces)
+        stopped = {
+            name
+            for i, group in replaced.items()
+            for name in nodes[i].input
+            if name and all(name not in node.input for node in group)
+        }
         _splice_nodes(graph, nodes, replaced)
         _splice_initializers(graph, self.model.graph, self.initial)
-        if self.dropped:
-            _drop_unread_initializers(graph, self.dropped)
+        if stopped:
+            _drop_unread_initializers(graph, stopped)
         _splice_value_info(graph, self.partial, self.model.graph, self.initial, self.typed_before)
         _splice_opsets(proto, self.model)
         proto.ir_version = self.model.ir_version
         return SparseConversion(proto, rewrites, conversions, len(self.indices))
 
 
-def _default_opset(proto: onnx.ModelProto) -> int | None:
-    return next((o.version for o in proto.opset_import if o.domain in _DEFAULT_DOMAINS), None)
+def default_opset(proto: onnx.ModelProto) -> int | None:
+    """The version of the default-domain import (one entry, once normalised)."""
+    return next((o.version for o in proto.opset_import if o.domain in DEFAULT_DOMAINS), None)
 
 
 def _eligible(proto: onnx.ModelProto) -> bool:
@@ -257,7 +260,7 @@ def _changing_nodes(
     changing, judged_by_types = set(), []
     for i, node in enumerate(nodes):
         domain = node.domain
-        if domain not in _DEFAULT_DOMAINS:
+        if domain not in DEFAULT_DOMAINS:
             continue
         op_type = node.op_type
         if op_type not in differs:
@@ -346,7 +349,7 @@ def _partial_model(
             if (
                 j is not None
                 and nodes[j].op_type == "Constant"
-                and nodes[j].domain in (_DEFAULT_DOMAINS)
+                and nodes[j].domain in DEFAULT_DOMAINS
             ):
                 chosen.add(j)
     indices = sorted(chosen)
