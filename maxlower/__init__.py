@@ -4,6 +4,20 @@ import importlib
 import importlib.util
 import sys
 import types
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what __getattr__ returns, for type checkers (at run time: on first use)
+    from maxlower.api import ConversionError as ConversionError
+    from maxlower.api import InvalidModelError as InvalidModelError
+    from maxlower.api import convert as convert
+    from maxlower.api import convert_with_report as convert_with_report
+    from maxlower.lower import convert_and_lower as convert_and_lower
+    from maxlower.lower import lower as lower
+    from maxlower.lower import lower_with_report as lower_with_report
+    from maxlower.profiles import ProfileError as ProfileError
+    from maxlower.profiles import load_profile as load_profile
+    from maxlower.verify import VerifyReport as VerifyReport
+    from maxlower.verify import verify as verify
 
 # Every name is loaded on first access (PEP 562), so that `import maxlower` is cheap and the
 # `maxlower` command (maxlower.launch) can arrange its imports before onnx_ir comes in; the
@@ -23,7 +37,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name not in _LAZY:
         # `import maxlower; maxlower.api.convert_ir_model(...)`: a submodule, on first use
         if importlib.util.find_spec(f"{__name__}.{name}") is None:
@@ -42,7 +56,7 @@ class _Package(types.ModuleType):
     """`maxlower.lower` and `maxlower.verify` are the functions, not the submodules of the
     same names: importing a submodule does not rebind them."""
 
-    def __setattr__(self, name: str, value) -> None:
+    def __setattr__(self, name: str, value: object) -> None:
         if name in _LAZY and isinstance(value, types.ModuleType):
             return
         super().__setattr__(name, value)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import pathlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import onnx
 import onnx_ir as ir
@@ -32,7 +32,7 @@ def convert(
     opset: int,
     *,
     expand_functions: bool = False,
-    base_dir: str | os.PathLike | None = None,
+    base_dir: str | os.PathLike[str] | None = None,
 ) -> ModelLike:
     """Convert `model` to `opset`, exactly; returns the same kind of object it was given.
 
@@ -57,7 +57,7 @@ def convert_with_report(
     opset: int,
     *,
     expand_functions: bool = False,
-    base_dir: str | os.PathLike | None = None,
+    base_dir: str | os.PathLike[str] | None = None,
 ) -> tuple[ModelLike, Report]:
     """`convert`, plus the report of what it changed (what the command line prints):
     `report.rewrites` (Max family), `report.conversions` (the other ops)."""
@@ -68,23 +68,24 @@ def convert_with_report(
 
 
 def run_job(
-    model: ModelLike, job: Job, base_dir: str | os.PathLike | None = None
+    model: ModelLike, job: Job, base_dir: str | os.PathLike[str] | None = None
 ) -> tuple[ModelLike, Report]:
     """The library's door into maxlower.pipeline: `model` (untouched) through `job`, as the
     same kind of object, and the report."""
     from maxlower import pipeline
 
     known = base_dir is not None or isinstance(model, ir.Model)  # ir: tensors know theirs
-    proto, base_dir, ir_model = _as_proto(model, base_dir)
+    proto, base_dir = _as_proto(model, base_dir)
     path = pathlib.Path(base_dir) / _LABEL
     prepared = _labelled(lambda: pipeline.prepare(proto, path, directory_known=known))
     outcome = _labelled(lambda: pipeline.run(prepared, job, base_dir))
-    if not ir_model:
-        return outcome.proto, outcome.report
-    converted = deserialize(outcome.proto)
-    if outcome.checked.base_dirs:
-        ir.external_data.set_base_dir(converted.graph, base_dir)
-    return converted, outcome.report
+    if isinstance(model, ir.Model):
+        converted = deserialize(outcome.proto)
+        if outcome.checked.base_dirs:
+            ir.external_data.set_base_dir(converted.graph, base_dir)
+        # (mypy cannot rule out a class deriving from both ModelProto and ir.Model)
+        return cast(ModelLike, converted), outcome.report
+    return outcome.proto, outcome.report
 
 
 # What the pipeline's messages call a model that has no file (the command line says IN).
@@ -106,10 +107,9 @@ def _labelled(step: Callable[[], T]) -> T:
 
 
 def _as_proto(
-    model: ModelLike, base_dir: str | os.PathLike | None
-) -> tuple[onnx.ModelProto, str, bool]:
-    """A protobuf copy of `model`, the directory of its external data, and whether it was
-    an onnx_ir model."""
+    model: onnx.ModelProto | ir.Model, base_dir: str | os.PathLike[str] | None
+) -> tuple[onnx.ModelProto, str]:
+    """A protobuf copy of `model` and the directory of its external data."""
     if isinstance(model, ir.Model):
         directories = {
             str(value.const_value.base_dir)
@@ -121,12 +121,12 @@ def _as_proto(
             model = ir.external_data.load_to_model(model.clone())
             directories = set()
         found = directories.pop() if directories else None
-        return serialize(model), str(base_dir or found or os.curdir), True
+        return serialize(model), str(base_dir or found or os.curdir)
     if not isinstance(model, onnx.ModelProto):
         raise TypeError(f"expected onnx.ModelProto or onnx_ir.Model, got {type(model).__name__}")
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
-    return copy, str(base_dir or os.curdir), False
+    return copy, str(base_dir or os.curdir)
 
 
 def check_target_opset(opset: int) -> None:

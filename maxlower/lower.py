@@ -24,7 +24,7 @@ ProfileLike = str | Path | Profile
 
 
 def lower(
-    model: ModelLike, profile: ProfileLike, *, base_dir: str | os.PathLike | None = None
+    model: ModelLike, profile: ProfileLike, *, base_dir: str | os.PathLike[str] | None = None
 ) -> ModelLike:
     """`model` with every node `profile` rejects rewritten exactly; the same kind of object
     back, and the input untouched. Raises ConversionError when some node has no exact form
@@ -35,7 +35,7 @@ def lower(
 
 
 def lower_with_report(
-    model: ModelLike, profile: ProfileLike, *, base_dir: str | os.PathLike | None = None
+    model: ModelLike, profile: ProfileLike, *, base_dir: str | os.PathLike[str] | None = None
 ) -> tuple[ModelLike, Report]:
     """`lower`, plus the report of what it rewrote (`report.lowerings`; what the CLI
     prints)."""
@@ -48,7 +48,7 @@ def convert_and_lower(
     profile: ProfileLike,
     *,
     expand_functions: bool = False,
-    base_dir: str | os.PathLike | None = None,
+    base_dir: str | os.PathLike[str] | None = None,
 ) -> tuple[ModelLike, Report]:
     """Convert to `opset` (maxlower.convert), then lower for `profile`, in one job (what
     `maxlower convert --opset N --profile P` does); `report.rewrites`,

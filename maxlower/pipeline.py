@@ -24,12 +24,13 @@ from __future__ import annotations
 import dataclasses
 import os
 import pathlib
+from typing import Any, cast
 
 import onnx
 import onnx_ir as ir
 
 from maxlower.api import InvalidModelError, check_target_opset
-from maxlower.inspect import in_graph_order, place_of
+from maxlower.inspect import FamilyNode, in_graph_order, place_of
 from maxlower.io import (
     QUIET,
     CheckedModel,
@@ -52,6 +53,9 @@ from passes.legalize import LegalizePass, Lowering
 from passes.version.convert import Rewrite
 from passes.version.other_ops import DELEGATED, EXPANDED, RELABELLED, OtherOpConversion
 from passes.version.to_opset import ConvertToOpsetPass
+
+# one entry of a Report: a family rewrite, another op's conversion, or a lowering
+Change = Rewrite | OtherOpConversion | Lowering
 
 _CHECK_ERRORS = (onnx.checker.ValidationError, onnx.shape_inference.InferenceError)
 
@@ -76,11 +80,11 @@ class Report:
     lowerings: list[Lowering] = dataclasses.field(default_factory=list)
     profile: str | None = None
 
-    def kinds(self) -> dict[str, list]:
+    def kinds(self) -> dict[str, list[Change]]:
         """The changes grouped by kind: family rewrites, then the other ops relabelled,
         adapted by an own adapter, delegated to onnx.version_converter, expanded; then
         lowerings. Kinds without entries are left out."""
-        groups: dict[str, list] = {
+        groups: dict[str, list[Change]] = {
             "rewritten": list(self.rewrites),
             "relabelled": [],
             "adapted": [],
@@ -105,18 +109,18 @@ class Report:
         for kind, entries in kinds.items():
             lines.append(f"  {kind}: {_count(len(entries), 'node')}")
             if kind == "rewritten":
-                lines += [f"    {rewrite_line(r)}" for r in entries]
+                lines += [f"    {rewrite_line(r)}" for r in self.rewrites]
             elif kind == "lowered":
-                lines += [f"    {_lowering_line(self.profile, x)}" for x in entries]
-            else:
-                lines += _grouped_lines(entries, limit)
+                lines += [f"    {_lowering_line(self.profile, x)}" for x in self.lowerings]
+            else:  # the other ops' kinds
+                lines += _grouped_lines(cast(list[OtherOpConversion], entries), limit)
         if self.profile is not None and not self.lowerings:
             lines.append(f"  profile {self.profile!r}: every node is accepted as it is")
         elif not kinds:
             lines.append("  no node needed rewriting")
         return lines
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "source_opset": self.source_opset,
             "target_opset": self.target_opset,
@@ -143,7 +147,7 @@ class Outcome:
 
 def prepare(
     proto: onnx.ModelProto,
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     *,
     directory_known: bool = True,
     progress: Progress = QUIET,
@@ -169,7 +173,7 @@ def prepare(
 def run(
     prepared: onnx.ModelProto,
     job: Job,
-    base_dir: str | os.PathLike,
+    base_dir: str | os.PathLike[str],
     *,
     progress: Progress = QUIET,
 ) -> Outcome:
@@ -224,7 +228,7 @@ def run(
 
 
 def whole_graph(
-    prepared: onnx.ModelProto, base_dir: str | os.PathLike, progress: Progress = QUIET
+    prepared: onnx.ModelProto, base_dir: str | os.PathLike[str], progress: Progress = QUIET
 ) -> tuple[ir.Model, DeclaredOutputs]:
     """The whole of `prepared` (changed) in onnx_ir, its outputs typed as inference refines
     them, and the outputs as the model declares them, for `check_result` to write back."""
@@ -253,7 +257,7 @@ def normalise_opset_imports(proto: onnx.ModelProto) -> None:
 
 
 def in_memory(
-    proto: onnx.ModelProto, base_dirs: str | os.PathLike | dict[str, str]
+    proto: onnx.ModelProto, base_dirs: str | os.PathLike[str] | dict[str, str]
 ) -> onnx.ModelProto:
     """A copy of `proto` with its external tensors read in (what the verifier runs); they
     lie in `base_dirs` (one directory, or {location: directory} as CheckedModel has it)."""
@@ -269,13 +273,13 @@ def in_memory(
     return copy
 
 
-def _copy(message):
-    copy = type(message)()
+def _copy(message: onnx.ValueInfoProto) -> onnx.ValueInfoProto:
+    copy = onnx.ValueInfoProto()
     copy.CopyFrom(message)
     return copy
 
 
-def _family_node_order(model: ir.Model) -> list:
+def _family_node_order(model: ir.Model) -> list[FamilyNode]:
     """The family nodes as `in_graph_order` needs them: where and which, in graph order."""
     return [
         place_of(name, node)
@@ -301,7 +305,7 @@ def _lowering_line(profile: str | None, lowering: Lowering) -> str:
 
 def _grouped_lines(conversions: list[OtherOpConversion], limit: int) -> list[str]:
     """One line per (place, op, version step, how), with its count and node names."""
-    groups: dict[tuple, list[str]] = {}
+    groups: dict[tuple[str, str, int, int | None, str], list[str]] = {}
     for c in conversions:
         key = (c.where, c.op_type, c.from_version, c.to_version, c.how)
         groups.setdefault(key, []).append(c.node)

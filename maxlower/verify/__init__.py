@@ -9,11 +9,15 @@ holds the `maxlower verify` command and the `--verify` options of the rewriting 
 """
 
 import importlib
+from typing import TYPE_CHECKING, Any
 
 from maxlower.verify.report import VerifyReport
 
+if TYPE_CHECKING:  # at run time, on first use (below)
+    from maxlower.verify.core import verify as verify
 
-def __getattr__(name: str):
+
+def __getattr__(name: str) -> Any:
     # `core` (onnxruntime, onnx.reference) loads on first use: the rewriting commands import
     # `maxlower.verify.cli` for their --verify options, and most runs never verify.
     if name == "verify":

@@ -40,7 +40,7 @@ from maxlower.verify.report import (
 from maxlower.verify.runner import ExposedRunner, ModelRunner
 from passes.errors import concise
 
-ModelInput = onnx.ModelProto | ir.Model | str | os.PathLike
+ModelInput = onnx.ModelProto | ir.Model | str | os.PathLike[str]
 _NAN_UNSPECIFIED = {"ReduceMax", "ArgMax"}
 
 
@@ -50,7 +50,7 @@ def verify(
     *,
     seed: int = 0,
     trials: int | None = None,
-    inputs: Mapping[str, np.ndarray] | str | os.PathLike | None = None,
+    inputs: Mapping[str, np.ndarray] | str | os.PathLike[str] | None = None,
     ranges: Mapping[str, tuple[float, float]] | None = None,
     dims: Mapping[str, int] | None = None,
     rtol: float = 0.0,

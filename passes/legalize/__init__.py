@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import onnx_ir as ir
 
@@ -43,7 +43,8 @@ class Profile(Protocol):
     """What a backend accepts. `rejection` returns None for an accepted node, else why not
     (one line, e.g. "no CPU kernel for ArgMax-13 with T=uint16")."""
 
-    name: str
+    @property
+    def name(self) -> str: ...  # read-only: a frozen dataclass's field fits
 
     def rejection(self, node: ir.Node, opset: int) -> str | None: ...
 
@@ -93,6 +94,10 @@ class LegalizePass(ir.passes.InPlacePass):
     def __init__(self, profile: Profile) -> None:
         super().__init__()
         self.profile = profile
+
+    if TYPE_CHECKING:  # onnx_ir's __call__ returns what `call` returns: say so to type checkers
+
+        def __call__(self, model: ir.Model | ir.passes.PassResult, /) -> LegalizeResult: ...
 
     def call(self, model: ir.Model) -> LegalizeResult:
         if model.functions:  # function inputs are untyped: their calls say what they get

@@ -20,6 +20,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import itertools
+from typing import TYPE_CHECKING
 
 import onnx_ir as ir
 
@@ -57,6 +58,10 @@ class ConvertFamilyPass(ir.passes.InPlacePass):
     def __init__(self, target_opset: int) -> None:
         super().__init__()
         self.target_opset = target_opset
+
+    if TYPE_CHECKING:  # onnx_ir's __call__ returns what `call` returns: say so to type checkers
+
+        def __call__(self, model: ir.Model | ir.passes.PassResult, /) -> FamilyResult: ...
 
     def call(self, model: ir.Model) -> FamilyResult:
         rewrites: list[Rewrite] = []

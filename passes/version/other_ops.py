@@ -31,6 +31,7 @@ ConvertFamilyPass, which moves the opset import (before or after this pass).
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 import onnx
 import onnx_ir as ir
@@ -105,6 +106,10 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
         # ids of the model's own nodes (None: all are). Those ConvertFamilyPass adds mean
         # what they mean at the target by construction: only their spelling is converted.
         self.own = own
+
+    if TYPE_CHECKING:  # onnx_ir's __call__ returns what `call` returns: say so to type checkers
+
+        def __call__(self, model: ir.Model | ir.passes.PassResult, /) -> OtherOpsResult: ...
 
     def call(self, model: ir.Model) -> OtherOpsResult:
         conversions: list[OtherOpConversion] = []

@@ -26,6 +26,7 @@ both there once.
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 import onnx_ir as ir
 
@@ -58,6 +59,10 @@ class ConvertToOpsetPass(ir.passes.InPlacePass):
     def requires(self, model: ir.Model) -> None:
         if "" not in model.opset_imports and "ai.onnx" not in model.opset_imports:
             raise ir.passes.PreconditionError("the model imports no default-domain opset")
+
+    if TYPE_CHECKING:  # onnx_ir's __call__ returns what `call` returns: say so to type checkers
+
+        def __call__(self, model: ir.Model | ir.passes.PassResult, /) -> ConversionResult: ...
 
     def call(self, model: ir.Model) -> ConversionResult:
         modified = normalise_opset_imports(model)
