@@ -81,7 +81,14 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 FENCED = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 # Commands that the test suite must not run from inside itself, or that change the
 # environment: each is run by CI (.ci/run) instead.
-NOT_RUN_HERE = ("pip install", "python -m pytest", "ruff ")
+NOT_RUN_HERE = (
+    "pip install",
+    "python -m pytest",
+    "ruff ",
+    "mypy",
+    "python -m build",
+    "python -m twine",
+)
 
 
 def readme_blocks(language: str) -> list[str]:
