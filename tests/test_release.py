@@ -238,3 +238,10 @@ def test_a_typed_caller_gets_real_types(tmp_path: pathlib.Path):
         assert signature.startswith("def "), signature
         assert not re.search(r"(: |-> |\| )Any\b", signature), signature
     assert checked.returncode == 0, checked.stdout
+
+
+def test_the_changelog_has_the_current_version_and_an_unreleased_section():
+    """Bumping `maxlower.__version__` without saying what the version added fails here."""
+    headings = re.findall(r"^## (\S+)", (ROOT / "CHANGELOG.md").read_text(encoding="utf-8"), re.M)
+    assert headings[0] == "Unreleased", headings
+    assert VERSION in headings, f"CHANGELOG.md has no section for {VERSION}: {headings}"
