@@ -4,9 +4,10 @@ anything is opened, every read is bounded, and every file written goes through o
     vet_input(path, kind)              a regular file (also through a symlink), else refused
     read_input(path, kind, limit)      its bytes, at most `limit` of them
     open_input(path, kind, limit)      the same, as an open binary file (for zip archives)
-    Outputs(reads)                     the files one command writes: each declared (and
-                                       vetted) first, written under a temporary name, and
-                                       renamed into place with the others under a lock
+    Outputs(reads)                     one command's path arguments: the files it reads
+                                       vetted (vet_input), and the files it writes each
+                                       declared (and vetted) first, written under a
+                                       temporary name, renamed into place together
     atomic_write_text(path, text)      one text file through Outputs
     raising_on_termination()           SIGTERM and SIGHUP raise, as SIGINT does
     deferred_interrupts()              SIGINT, SIGTERM and SIGHUP wait until a block ends
@@ -108,7 +109,7 @@ def _vet_stat(path, found: os.stat_result, kind: str, limit, error) -> os.stat_r
         raise error(f"{os.fspath(path)}: is a directory, not a {kind}")
     if not stat_module.S_ISREG(found.st_mode):
         raise error(
-            f"{os.fspath(path)}: is {_kind_of(found.st_mode)}, not a regular {kind}; maxlower "
+            f"{os.fspath(path)}: is {_kind_of(found.st_mode)}, not a regular file; maxlower "
             "reads only regular files (reading this one could block or never end)"
         )
     if limit is not None and found.st_size > limit:
@@ -205,11 +206,14 @@ class Outputs:
     """
 
     def __init__(self, reads: Mapping[str, str | os.PathLike | None] | None = None) -> None:
+        """`reads`: {what it is: path} of the path arguments the command reads, each vetted
+        here (`vet_input`), before anything is opened or any work is done."""
         self._reads: list[tuple[str, str]] = []
         self._writes: dict[str, tuple[str, frozenset[str]]] = {}
         self._staged: list[tuple[str, str]] = []  # (temporary, final), in rename order
         for label, path in (reads or {}).items():
             if path is not None:
+                vet_input(path)
                 self.read(path, label)
 
     def __enter__(self) -> Outputs:
@@ -424,12 +428,10 @@ def _locked(directories: list[str]) -> Iterator[None]:
             os.close(fd)  # closing releases the lock
 
 
-def atomic_write_text(
-    path: str | os.PathLike, text: str, reads: Mapping[str, str | os.PathLike | None] | None = None
-) -> None:
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     """Write `text` to `path` through Outputs: a temporary file in the same directory and a
     rename, so `path` is the old file or the new one, never half of either."""
-    with Outputs(reads) as outputs:
+    with Outputs() as outputs:
         outputs.declare(path, "the report")
         outputs.stage_text(path, text)
         outputs.commit()
