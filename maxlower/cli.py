@@ -51,10 +51,13 @@ Exit codes:
   0  success
   1  verification found a difference (verify, and --verify on convert/lower)
   2  bad invocation, or the input is not a readable, valid ONNX model
-     (missing file, directory, garbled protobuf, opset outside 1..{LATEST_OPSET})
+     (missing file, directory, FIFO or device, garbled protobuf, opset
+     outside 1..{LATEST_OPSET}), or an output path that is not a regular file
+     or names a file the command reads or writes
   3  no exact conversion exists: the message names the node, the op, the
      reason and what would make it possible
   4  internal error in maxlower (a bug: please report it, with --debug output)
+  130, 143, 129  interrupted by SIGINT, SIGTERM or SIGHUP: nothing written
 """
 
 DEBUG_OPTION = click.option(
