@@ -39,7 +39,7 @@ from passes.builder import schema_version
 from passes.errors import ConversionError, concise
 
 EXIT_INVALID, EXIT_NO_EXACT_FORM, EXIT_INTERNAL = 2, 3, 4
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it (SIGTERM 143, SIGHUP 129)
+# Interrupted: 128 + the signal, as shells report it (SIGINT 130, SIGTERM 143, SIGHUP 129).
 # What each file a command reads is, in the message refusing an output that would replace it.
 READ_IN = "the input model (IN)"
 READ_EXTERNAL = "the input's external data"
@@ -375,17 +375,7 @@ def _run_and_write(
     report, --verify, --json, and the output files, all written together at the end
     (`maxlower.files.Outputs`: nothing is left behind when a later step refuses)."""
     with Outputs(_reads(input_path, job, verification)) as outputs:
-        in_place = same_file(output_path, input_path)  # _output_path allowed it
-        if not dry_run:
-            outputs.declare(output_path, "OUT", may_replace={READ_IN} if in_place else set())
-            outputs.declare(
-                output_path.with_name(f"{output_path.name}.data"),
-                "OUT.data",
-                may_replace={READ_EXTERNAL} if in_place else set(),
-                optional=True,
-            )
-        if verification.json_path is not None:
-            outputs.declare(verification.json_path, "--json")
+        _declare_outputs(outputs, input_path, None if dry_run else output_path, verification)
         prepared = load_proto(input_path, progress=progress)
         base_dir = input_path.parent
         original = None
@@ -420,6 +410,27 @@ def _run_and_write(
     if not quiet:
         echo(f"dry run: {output_path} not written" if dry_run else f"wrote {output_path}")
     verification.finish()
+
+
+def _declare_outputs(
+    outputs: Outputs,
+    input_path: pathlib.Path,
+    output_path: pathlib.Path | None,
+    verification: Verification,
+) -> None:
+    """OUT and OUT.data (unless a dry run) and --json, vetted before any work. With
+    --in-place (_output_path allowed OUT to be IN) they replace IN and its data."""
+    if output_path is not None:
+        in_place = same_file(output_path, input_path)
+        outputs.declare(output_path, "OUT", may_replace={READ_IN} if in_place else set())
+        outputs.declare(
+            output_path.with_name(f"{output_path.name}.data"),
+            "OUT.data",
+            may_replace={READ_EXTERNAL} if in_place else set(),
+            optional=True,
+        )
+    if verification.json_path is not None:
+        outputs.declare(verification.json_path, "--json")
 
 
 def _reads(input_path: pathlib.Path, job: Job, verification: Verification) -> dict:
