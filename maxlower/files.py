@@ -409,13 +409,17 @@ def _locked(directories: list[str]) -> Iterator[None]:
     commands never wait for each other in a cycle), held while a command renames its files
     into place. A directory, not a lock file beside OUT: it needs no file that would be left
     behind, and it cannot be renamed or removed while files are renamed into it. A file
-    system without flock is written unlocked, as before."""
+    system without flock, or a directory that cannot be opened, is written unlocked."""
     fds = []
     try:
         for directory in directories:
             if fcntl is None:
                 break
-            fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+            # A directory one may write to but not read (mode 0300) cannot be opened.
+            try:
+                fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+            except OSError:
+                continue
             fds.append(fd)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
