@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
+import os
 import pathlib
+import signal
 import sys
 from collections.abc import Iterator
 
@@ -13,20 +15,20 @@ import click
 
 from maxlower import __version__, pipeline
 from maxlower.api import LATEST_OPSET, InvalidModelError, check_target_opset
+from maxlower.files import Outputs, raising_on_termination, same_file
 from maxlower.inspect import FamilyNode, Plan, family_nodes, in_graph_order, plan_conversion
 from maxlower.io import (
     Progress,
-    check_destination,
     default_output_path,
     echo,
+    external_data_files,
     load_proto,
     model_from_proto,
-    same_file,
     write_checked,
 )
 from maxlower.pipeline import Job, in_memory
 from maxlower.profiles import load_profile, shipped_profiles
-from maxlower.safety import atomic_write_text, check_output, load_comparable
+from maxlower.safety import load_comparable
 from maxlower.verify.cli import (
     VERIFY_EXIT_CODES_HELP,
     Verification,
@@ -37,17 +39,25 @@ from passes.builder import schema_version
 from passes.errors import ConversionError, concise
 
 EXIT_INVALID, EXIT_NO_EXACT_FORM, EXIT_INTERNAL = 2, 3, 4
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+# Interrupted: 128 + the signal, as shells report it (SIGINT 130, SIGTERM 143, SIGHUP 129).
+# What each file a command reads is, in the message refusing an output that would replace it.
+READ_IN = "the input model (IN)"
+READ_EXTERNAL = "the input's external data"
+READ_PROFILE = "the --profile file"
+READ_INPUTS = "the --inputs archive"
 
 EXIT_CODES_HELP = f"""\b
 Exit codes:
   0  success
   1  verification found a difference (verify, and --verify on convert/lower)
   2  bad invocation, or the input is not a readable, valid ONNX model
-     (missing file, directory, garbled protobuf, opset outside 1..{LATEST_OPSET})
+     (missing file, directory, FIFO or device, garbled protobuf, opset
+     outside 1..{LATEST_OPSET}), or an output path that is not a regular file
+     or names a file the command reads or writes
   3  no exact conversion exists: the message names the node, the op, the
      reason and what would make it possible
   4  internal error in maxlower (a bug: please report it, with --debug output)
+  130, 143, 129  interrupted by SIGINT, SIGTERM or SIGHUP: nothing written
 """
 
 DEBUG_OPTION = click.option(
@@ -101,13 +111,17 @@ def _no_cyclic_gc() -> Iterator[None]:
 @contextlib.contextmanager
 def _errors_to_exit_codes(debug: bool) -> Iterator[None]:
     """Turn the library's errors into one stderr line and an exit code (or, with --debug,
-    let them propagate with their traceback)."""
+    let them propagate with their traceback). SIGTERM and SIGHUP end the command as SIGINT
+    does: every temporary file removed, exit code 128 + the signal's number."""
     try:
-        yield
+        with raising_on_termination():
+            yield
     except click.exceptions.Exit:
         raise
-    except KeyboardInterrupt:
-        _fail("interrupted (an output file is only ever replaced whole)", EXIT_INTERRUPTED, debug)
+    except KeyboardInterrupt as error:
+        signum = getattr(error, "signum", signal.SIGINT)
+        by = "" if signum == signal.SIGINT else f" by {signal.Signals(signum).name}"
+        _fail(f"interrupted{by} (an output file is only ever replaced whole)", 128 + signum, debug)
     except ConversionError as error:
         _fail(error, EXIT_NO_EXACT_FORM, debug)
     except InvalidModelError as error:
@@ -358,44 +372,71 @@ def _run_and_write(
     progress: Progress,
 ) -> None:
     """What `convert` and `lower` do once their options are read: the pipeline, the
-    report, --verify, --json, and the output file."""
-    if not dry_run:
-        check_destination(output_path)
-    prepared = load_proto(input_path, progress=progress)
-    base_dir = input_path.parent
-    original = None
-    if verification.enabled:  # the input as it is before the pipeline changes it
-        original = in_memory(prepared, base_dir)
-    outcome = pipeline.run(prepared, job, base_dir, progress=progress)
-    report = outcome.report
-    if not quiet:
-        target = f" → {job.opset}" if job.opset is not None else ""
-        header = f"{input_path}: opset {_opset_text(report.source_opset)}{target}"
-        echo("\n".join([header, *report.lines()]))
-    allowed = True
-    if original is not None:
-        with _verifying(progress, verification):
-            allowed = verification.allows_writing(
-                original,
-                in_memory(outcome.proto, outcome.checked.base_dirs),
-                None if dry_run else output_path,
-                quiet=quiet,
-            )
-    if verification.json_path is not None:
-        verdict = verification.report.to_dict() if verification.report else None
-        document = {"input": str(input_path), **report.to_dict(), "verification": verdict}
-        atomic_write_text(verification.json_path, json.dumps(document, indent=2) + "\n")
+    report, --verify, --json, and the output files, all written together at the end
+    (`maxlower.files.Outputs`: nothing is left behind when a later step refuses)."""
+    with Outputs(_reads(input_path, job, verification)) as outputs:
+        _declare_outputs(outputs, input_path, None if dry_run else output_path, verification)
+        prepared = load_proto(input_path, progress=progress)
+        base_dir = input_path.parent
+        original = None
+        if verification.enabled:  # the input as it is before the pipeline changes it
+            original = in_memory(prepared, base_dir)
+        outcome = pipeline.run(prepared, job, base_dir, progress=progress)
+        for location, directory in outcome.checked.base_dirs.items():
+            outputs.read(os.path.join(directory, location), READ_EXTERNAL)
+        report = outcome.report
+        if not quiet:
+            target = f" → {job.opset}" if job.opset is not None else ""
+            header = f"{input_path}: opset {_opset_text(report.source_opset)}{target}"
+            echo("\n".join([header, *report.lines()]))
+        allowed = True
+        if original is not None:
+            with _verifying(progress, verification):
+                allowed = verification.allows_writing(
+                    original,
+                    in_memory(outcome.proto, outcome.checked.base_dirs),
+                    None if dry_run else output_path,
+                    quiet=quiet,
+                )
+        if verification.json_path is not None:
+            verdict = verification.report.to_dict() if verification.report else None
+            document = {"input": str(input_path), **report.to_dict(), "verification": verdict}
+            outputs.stage_text(verification.json_path, json.dumps(document, indent=2) + "\n")
+        if allowed and not dry_run:
+            write_checked(outcome.checked, output_path, progress=progress, outputs=outputs)
+        outputs.commit()
     if not allowed:
         verification.finish()
-    if dry_run:
-        if not quiet:
-            echo(f"dry run: {output_path} not written")
-    else:
-        check_output(output_path, input_path, outcome.checked.base_dirs)
-        write_checked(outcome.checked, output_path, progress=progress)
-        if not quiet:
-            echo(f"wrote {output_path}")
+    if not quiet:
+        echo(f"dry run: {output_path} not written" if dry_run else f"wrote {output_path}")
     verification.finish()
+
+
+def _declare_outputs(
+    outputs: Outputs,
+    input_path: pathlib.Path,
+    output_path: pathlib.Path | None,
+    verification: Verification,
+) -> None:
+    """OUT and OUT.data (unless a dry run) and --json, vetted before any work. With
+    --in-place (_output_path allowed OUT to be IN) they replace IN and its data."""
+    if output_path is not None:
+        in_place = same_file(output_path, input_path)
+        outputs.declare(output_path, "OUT", may_replace={READ_IN} if in_place else set())
+        outputs.declare(
+            output_path.with_name(f"{output_path.name}.data"),
+            "OUT.data",
+            may_replace={READ_EXTERNAL} if in_place else set(),
+            optional=True,
+        )
+    if verification.json_path is not None:
+        outputs.declare(verification.json_path, "--json")
+
+
+def _reads(input_path: pathlib.Path, job: Job, verification: Verification) -> dict:
+    """{what it is: path} of every file that `convert` or `lower` reads by name."""
+    profile = job.profile.path if job.profile is not None else None
+    return {READ_IN: input_path, READ_PROFILE: profile, READ_INPUTS: verification.inputs}
 
 
 @cli.command(
@@ -543,9 +584,20 @@ Examples:
 def verify(
     reference: pathlib.Path, candidate: pathlib.Path, verification: Verification, debug: bool
 ) -> None:
-    with _errors_to_exit_codes(debug):
-        report = verification.run(*load_comparable(reference, candidate, verification))
+    reads = {
+        "the reference model": reference,
+        "the candidate model": candidate,
+        READ_INPUTS: verification.inputs,
+    }
+    with _errors_to_exit_codes(debug), Outputs(reads) as outputs:
+        if verification.json_path is not None:
+            outputs.declare(verification.json_path, "--json")
+        models = load_comparable(reference, candidate, verification)
+        for path in external_data_files(*models):
+            outputs.read(path, "the models' external data")
+        report = verification.run(*models, outputs=outputs)
         echo(f"{reference} vs {candidate}: {report.summary()}")
+        outputs.commit()
     sys.exit(exit_code(report))
 
 

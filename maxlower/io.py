@@ -26,7 +26,6 @@ import math
 import os
 import pathlib
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 
@@ -36,7 +35,7 @@ import onnx_ir as ir
 from google.protobuf.message import DecodeError
 
 from maxlower.api import InvalidModelError, deserialize, serialize
-from maxlower.safety import deferred_interrupts
+from maxlower.files import MODEL_FILE_LIMIT, Outputs, read_input
 from passes.errors import concise
 from passes.graph_utils import (
     SHAPE_SOURCES,
@@ -60,15 +59,29 @@ _CHECK_ERRORS = (onnx.checker.ValidationError, onnx.shape_inference.InferenceErr
 def echo(message: str = "", *, err: bool = False) -> None:
     """click.echo that outlives a reader that stopped reading (`maxlower convert ... |
     head`): the rest of the output goes nowhere and the command goes on, so the model
-    is still written and the exit code still says how it went."""
+    is still written and the exit code still says how it went. Standard output that
+    cannot be written (a full device: `> /dev/full`) is a bad invocation: the command
+    stops with InvalidModelError (exit code 2) and writes nothing; stderr that cannot be
+    written is given up on."""
     try:
         click.echo(message, err=err)
     except BrokenPipeError:
-        stream = sys.stderr if err else sys.stdout
-        with contextlib.suppress(OSError, ValueError):
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, stream.fileno())  # also for the flush at exit
-            os.close(devnull)
+        _silence(sys.stderr if err else sys.stdout)
+    except OSError as error:
+        _silence(sys.stderr if err else sys.stdout)
+        if not err:
+            raise InvalidModelError(
+                f"cannot write to standard output ({error.strerror or error})"
+            ) from None
+
+
+def _silence(stream) -> None:
+    """Point `stream`'s file descriptor at /dev/null: what is left in its buffer goes
+    nowhere, also at the flush when the process exits."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
 
 
 class Progress:
@@ -172,20 +185,17 @@ def model_from_proto(
 
 def read_model_proto(path: str | os.PathLike) -> onnx.ModelProto:
     """The file's ModelProto, external data not loaded; InvalidModelError with the reason if
-    there is none."""
+    there is none. The file must be a regular one of at most MODEL_FILE_LIMIT bytes
+    (`maxlower.files.read_input`); its suffix says its format, as for onnx.load."""
     path = pathlib.Path(path)
-    if not path.exists():
-        raise InvalidModelError(f"{path}: no such file")
-    if path.is_dir():
-        raise InvalidModelError(f"{path}: is a directory, not an ONNX file")
+    data = read_input(path, "file", MODEL_FILE_LIMIT)
+    file_format = onnx.serialization.registry.get_format_from_file_extension(path.suffix)
     try:
-        proto = onnx.load(path, load_external_data=False)
+        proto = onnx.load_model_from_string(data, format=file_format or "protobuf")
     except DecodeError as error:
         raise InvalidModelError(
             f"{path}: not an ONNX model (the protobuf cannot be parsed)"
         ) from error
-    except OSError as error:
-        raise InvalidModelError(f"{path}: cannot read ({error.strerror or error})") from error
     except Exception as error:  # other formats' parsers (text, json) raise their own kinds
         raise InvalidModelError(f"{path}: cannot load ({concise(error)})") from error
     if proto.ir_version == 0 or not proto.opset_import:
@@ -414,23 +424,6 @@ def default_output_path(input_path: str | os.PathLike, opset: int) -> pathlib.Pa
     return input_path.with_name(f"{input_path.stem}.opset{opset}.onnx")
 
 
-def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
-    """Whether two paths name the same file (through symlinks and hard links too)."""
-    try:
-        return os.path.samefile(a, b)
-    except OSError:  # one of them does not exist yet
-        return pathlib.Path(a).resolve() == pathlib.Path(b).resolve()
-
-
-def check_destination(path: str | os.PathLike) -> None:
-    """Fail before any work if `path` cannot be an output file."""
-    path = pathlib.Path(path)
-    if not path.parent.is_dir():
-        raise InvalidModelError(f"{path}: the output directory {str(path.parent)!r} does not exist")
-    if path.is_dir():
-        raise InvalidModelError(f"{path}: is a directory; give a file name for the output")
-
-
 @dataclasses.dataclass
 class CheckedModel:
     """A model serialised, checked and shape-inferred: what `write_checked` writes.
@@ -477,61 +470,81 @@ def check_proto_result(
         return CheckedModel(check_and_infer(proto, base_dirs), base_dirs)
 
 
-def save_model_file(proto: onnx.ModelProto, path: str) -> None:
-    """onnx.save, in the format the suffix of `path` asks for. A .onnx file is the
-    serialised protobuf, written directly: onnx.save would first walk every tensor of the
-    model for external data to write, which write_checked has written already."""
-    if pathlib.Path(path).suffix == ".onnx":
+def save_model_file(proto: onnx.ModelProto, path: str, file_format: str = "protobuf") -> None:
+    """onnx.save in `file_format`. The protobuf is serialised and written directly: onnx.save
+    would first walk every tensor of the model for external data to write, which
+    write_checked has written already."""
+    if file_format == "protobuf":
         with open(path, "wb") as handle:
             handle.write(proto.SerializeToString())
     else:
-        onnx.save(proto, path)
+        onnx.save(proto, path, format=file_format)
 
 
 def write_checked(
-    checked: CheckedModel, path: str | os.PathLike, *, progress: Progress = QUIET
+    checked: CheckedModel,
+    path: str | os.PathLike,
+    *,
+    progress: Progress = QUIET,
+    outputs: Outputs | None = None,
 ) -> pathlib.Path:
     """Write a checked model to `path`, never leaving `path` or its data file half-written.
 
     A model with external data gets every initializer over 256 bytes in `<name>.data`
-    beside `path`: external tensors are copied range by range in the kernel
-    (`copy_file_range`), never read into memory. Both files are written under temporary
-    names in the output directory and renamed into place, the data file first.
+    beside `path` (and no data file if it has none): external tensors are copied range by
+    range in the kernel (`copy_file_range`), never read into memory. Both files are staged
+    under temporary names in the output directory (`maxlower.files.Outputs`), the data file
+    first; with `outputs`, the caller has declared them and commits them with its other
+    files, else they are renamed into place here.
     """
     path = pathlib.Path(path)
-    check_destination(path)
-    directory = path.parent
-    data_name = f"{path.name}.data"
+    data_path = path.with_name(f"{path.name}.data")
+    if outputs is None:
+        with Outputs() as own:
+            own.declare(path, "OUT")
+            own.declare(data_path, "OUT.data", optional=True)
+            write_checked(checked, path, progress=progress, outputs=own)
+            own.commit()
+        return path
     proto = checked.proto
-    temp_model = temp_data = None
     try:
-        if checked.base_dirs:
-            temp_data = _temp_name(directory, f".{data_name}.", "")
+        if checked.base_dirs and _large_initializers(proto, checked.base_dirs):
+            temp_data = outputs.stage(data_path)
             _write_external_data(
-                proto, checked.base_dirs, directory, temp_data, data_name, progress
+                proto, checked.base_dirs, path.parent, temp_data, data_path.name, progress
             )
+        elif checked.base_dirs:
+            _inline_external_data(proto, checked.base_dirs)
         with progress.stage(f"writing {path}"):
-            # Same suffix, so that onnx.save picks the format `path` asks for.
-            temp_model = _temp_name(directory, f".{path.name}.", path.suffix)
-            save_model_file(proto, temp_model)
-            _copy_mode(path, temp_model)
-            if temp_data is not None:
-                _copy_mode(directory / data_name, temp_data)
-            with deferred_interrupts():  # both renames, or (before them) neither
-                if temp_data is not None:
-                    os.replace(temp_data, directory / data_name)
-                    temp_data = None
-                os.replace(temp_model, path)
-                temp_model = None
+            file_format = onnx.serialization.registry.get_format_from_file_extension(path.suffix)
+            save_model_file(proto, outputs.stage(path), file_format or "protobuf")
     except OSError as error:
         what = f"{error.strerror}: {error.filename}" if error.filename else str(error)
         raise InvalidModelError(f"{path}: cannot write ({what})") from error
-    finally:
-        for leftover in (temp_model, temp_data):
-            if leftover is not None:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(leftover)
     return path
+
+
+def _large_initializers(proto: onnx.ModelProto, base_dirs: dict[str, str]) -> bool:
+    """Whether some initializer goes to the data file (over EXTERNAL_SIZE_THRESHOLD)."""
+    return any(
+        _source(t, base_dirs).nbytes > EXTERNAL_SIZE_THRESHOLD
+        for t in initializer_protos(proto.graph)
+    )
+
+
+def _source(tensor: onnx.TensorProto, base_dirs: dict[str, str]):
+    external = tensor.data_location == onnx.TensorProto.EXTERNAL
+    return ir.serde.deserialize_tensor(
+        tensor, base_dirs.get(_location(tensor), "") if external else ""
+    )
+
+
+def _inline_external_data(proto: onnx.ModelProto, base_dirs: dict[str, str]) -> None:
+    """Read every (small) external tensor into the protobuf."""
+    for tensor in initializer_protos(proto.graph):
+        if tensor.data_location == onnx.TensorProto.EXTERNAL:
+            source = _source(tensor, base_dirs)
+            tensor.CopyFrom(onnx.numpy_helper.from_array(source.numpy(), tensor.name))
 
 
 def _write_external_data(
@@ -548,9 +561,7 @@ def _write_external_data(
     large, sources = [], []
     for tensor in initializer_protos(proto.graph):
         external = tensor.data_location == onnx.TensorProto.EXTERNAL
-        source = ir.serde.deserialize_tensor(
-            tensor, base_dirs.get(_location(tensor), "") if external else ""
-        )
+        source = _source(tensor, base_dirs)
         if source.nbytes > EXTERNAL_SIZE_THRESHOLD:
             large.append(tensor)
             sources.append(source)
@@ -596,10 +607,9 @@ def _location(tensor: onnx.TensorProto) -> str:
     return next((e.value for e in tensor.external_data if e.key == "location"), "")
 
 
-def _temp_name(directory: pathlib.Path, prefix: str, suffix: str) -> str:
-    fd, name = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=directory)
-    os.close(fd)
-    return name
+def external_data_files(*models: ir.Model) -> set[str]:
+    """The paths of the files the models' external tensors read."""
+    return {tensor.path for model in models for tensor in _external_tensors(model)}
 
 
 def _external_tensors(model: ir.Model) -> list[ir.ExternalTensor]:
@@ -609,14 +619,3 @@ def _external_tensors(model: ir.Model) -> list[ir.ExternalTensor]:
         for value in graph.initializers.values()
         if isinstance(value.const_value, ir.ExternalTensor)
     ]
-
-
-def _copy_mode(existing: pathlib.Path, temp_name: str) -> None:
-    """mkstemp makes 0600 files; give the output the mode a plain open() would have."""
-    try:
-        mode = existing.stat().st_mode & 0o777
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    os.chmod(temp_name, mode)

@@ -5,13 +5,9 @@
                                              InvalidModelError (exit code 2)
     describe_invalid(proto, error)           a checker error, said precisely when the graph
                                              has a dangling input, a cycle or a name made twice
-    check_output(out, in, sources)           OUT and OUT.data: not a file IN reads from, no
-                                             symlink out of OUT's directory
     load_comparable(ref, cand, verification) `maxlower verify`'s two models, refused if their
                                              signatures differ (check_comparable) or their
                                              inputs are too large to generate (check_verifiable)
-    atomic_write_text(path, text)            a temporary file in the directory, renamed
-    deferred_interrupts()                    SIGINT waits until a block (two renames) is done
 
 **External data.** A model file may point its tensors at any path. Reading one outside the
 model's directory leaks files (onnx CVE-2022-25882 `../x`, CVE-2024-27318 `sub/../../x`,
@@ -36,33 +32,26 @@ and only if that fails walked in Python to name the field.
 initializers over 1000 bytes to the checker without their data (`maxlower.io`), so a 4-byte
 tensor claiming 10^12 elements would pass. `check_model_data` checks them all.
 
-**Writing.** `maxlower.io` writes the model and its `<name>.data` under temporary names in
-the output's directory and renames them: nothing is written elsewhere (CVE-2025-51480 was
-onnx writing external data to a `../` location), and an existing symlink at the output is
-replaced, not followed.
+**Writing.** Where output may go, and how every file is written, is `maxlower.files`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import math
 import ntpath
 import os
 import pathlib
-import signal
 import stat as stat_module
-import tempfile
-import threading
 from collections.abc import Iterator
 
-import numpy as np
 import onnx
 import onnx_ir as ir
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError
 
 from maxlower.api import InvalidModelError
+from maxlower.files import atomic_write_text, deferred_interrupts  # their home; kept importable
 from passes.errors import concise
 
 # onnx.external_data_helper._ALLOWED_EXTERNAL_DATA_KEYS, the keys of the ONNX spec
@@ -521,97 +510,6 @@ def _node_name(node: onnx.NodeProto, index: int) -> str:
     return repr(node.name) if node.name else f"#{index}"
 
 
-# --- writing ------------------------------------------------------------------------------
-
-
-def check_output(
-    output: str | os.PathLike, input_path: str | os.PathLike, sources: dict[str, str]
-) -> None:
-    """Refuse an OUT whose writing would replace a file IN reads its weights from (OUT
-    itself, or OUT.data unless OUT is IN: --in-place replaces the pair), or where OUT or
-    OUT.data is a symbolic link out of OUT's directory. `sources` maps each external
-    location of the result to its directory (`maxlower.io.CheckedModel.base_dirs`).
-
-    The files are replaced by a rename, so a link would itself be replaced and its target
-    left alone; a link that leads elsewhere says the user expects that target written."""
-    output, input_path = pathlib.Path(output), pathlib.Path(input_path)
-    data = output.with_name(f"{output.name}.data")
-    directory = os.path.realpath(output.parent)
-    for target in (output, data):
-        if target.is_symlink() and not _inside(os.path.realpath(target), directory):
-            raise InvalidModelError(
-                f"{output}: {str(target)!r} is a symbolic link to "
-                f"{os.path.realpath(target)!r}, outside the output's directory; maxlower "
-                "writes only inside it: give the real path, or remove the link"
-            )
-    replaced = [output] if _same_file(output, input_path) else [output, data]
-    for location, base in sources.items():
-        for target in replaced:
-            if _same_file(target, os.path.join(base, location)):
-                raise InvalidModelError(
-                    f"{output}: writing it would replace {str(target)!r}, which holds the "
-                    f"input's external data ({location!r}); choose another output name"
-                )
-
-
-def _same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:  # one of them does not exist
-        return False
-
-
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Write `text` to `path` through a temporary file in the same directory and a rename:
-    `path` is the old file or the new one, never half of either."""
-    path = pathlib.Path(path)
-    if not path.parent.is_dir():
-        raise InvalidModelError(f"{path}: the directory {str(path.parent)!r} does not exist")
-    try:
-        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    except OSError as error:
-        raise InvalidModelError(f"{path}: cannot write ({error.strerror or error})") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temp, 0o666 & ~umask)
-        with deferred_interrupts():
-            os.replace(temp, path)
-            temp = None
-    except OSError as error:
-        raise InvalidModelError(f"{path}: cannot write ({error.strerror or error})") from None
-    finally:
-        if temp is not None:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temp)
-
-
-@contextlib.contextmanager
-def deferred_interrupts() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM back until the block ends (a few renames that must all
-    happen or none), then act on them. Only in the main thread; elsewhere a no-op."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    received: list[tuple[int, object]] = []
-    handlers = {}
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        handlers[signum] = signal.signal(signum, lambda s, f: received.append((s, f)))
-    try:
-        yield
-    finally:
-        for signum, handler in handlers.items():
-            signal.signal(signum, handler)
-        for signum, frame in received[:1]:
-            handler = handlers[signum]
-            if callable(handler):
-                handler(signum, frame)
-            elif handler == signal.SIG_DFL:
-                signal.raise_signal(signum)
-
-
 # --- verification -------------------------------------------------------------------------
 
 
@@ -696,8 +594,9 @@ def load_comparable(
     check_comparable(*models)
     given: set[str] = set()
     if verification.inputs is not None:
-        with contextlib.suppress(OSError, ValueError), np.load(verification.inputs) as archive:
-            given = set(archive.files)
+        from maxlower.verify.inputs import npz_names
+
+        given = set(npz_names(verification.inputs))
     check_verifiable(models[0], verification.dims, given)
     return models
 
@@ -708,7 +607,6 @@ __all__ = [
     "atomic_write_text",
     "check_comparable",
     "check_model_data",
-    "check_output",
     "check_verifiable",
     "deferred_interrupts",
     "describe_invalid",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from maxlower.files import PROFILE_FILE_LIMIT, read_input
 from maxlower.profiles.rules import OpRule, Profile, ProfileError, parse_profile
 from passes.errors import concise
 
@@ -32,29 +33,41 @@ def shipped_profiles() -> dict[str, Profile]:
 
 def load_profile(profile: str | Path | Profile) -> Profile:
     """A shipped profile by name, or a profile file by path (anything ending in .toml or
-    containing a path separator is a path)."""
+    containing a path separator is a path). The file must be a regular one of at most
+    PROFILE_FILE_LIMIT bytes (`maxlower.files.read_input`)."""
     if isinstance(profile, Profile):
         return profile
-    text = str(profile)
-    if text.endswith(".toml") or "/" in text or "\\" in text:
-        path = Path(text)
-    else:
-        path = PROFILE_DIR / f"{text}.toml"
-        if not path.is_file():
-            names = ", ".join(p.stem for p in sorted(PROFILE_DIR.glob("*.toml")))
-            raise ProfileError(
-                f"no profile named {text!r}; shipped profiles: {names} "
-                "(or give the path of a .toml file)"
-            )
+    path = profile_path(profile)
+    data = read_input(path, "profile file", PROFILE_FILE_LIMIT, error=ProfileError)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ProfileError(f"{path}: no such profile file") from None
-    except OSError as error:
-        raise ProfileError(f"{path}: cannot read ({error.strerror or concise(error)})") from None
+        document = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ProfileError(f"{path}: not UTF-8 text ({concise(error)})") from None
     except tomllib.TOMLDecodeError as error:
         raise ProfileError(f"{path}: not valid TOML ({concise(error)})") from None
-    return parse_profile(data, path.stem, path)
+    return parse_profile(document, path.stem, path)
 
 
-__all__ = ["OpRule", "Profile", "ProfileError", "load_profile", "shipped_profiles"]
+def profile_path(profile: str | Path) -> Path:
+    """The file of a profile given by name or path (ProfileError for an unknown name)."""
+    text = str(profile)
+    if text.endswith(".toml") or "/" in text or "\\" in text:
+        return Path(text)
+    path = PROFILE_DIR / f"{text}.toml"
+    if not path.is_file():
+        names = ", ".join(p.stem for p in sorted(PROFILE_DIR.glob("*.toml")))
+        raise ProfileError(
+            f"no profile named {text!r}; shipped profiles: {names} "
+            "(or give the path of a .toml file)"
+        )
+    return path
+
+
+__all__ = [
+    "OpRule",
+    "Profile",
+    "ProfileError",
+    "load_profile",
+    "profile_path",
+    "shipped_profiles",
+]

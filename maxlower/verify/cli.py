@@ -63,8 +63,9 @@ class Verification:
     gate: bool = False  # on convert/lower: --json is their whole report, verdict included
     report: VerifyReport | None = None
 
-    def run(self, reference, candidate) -> VerifyReport:
-        """Verify, keep the report, write --json if asked."""
+    def run(self, reference, candidate, outputs=None) -> VerifyReport:
+        """Verify, keep the report, write --json if asked (staged in `outputs`, a
+        `maxlower.files.Outputs` that has it declared, if given)."""
         from maxlower.verify.core import verify  # onnxruntime: only when verifying
 
         self.report = verify(
@@ -80,7 +81,10 @@ class Verification:
             strict=self.strict,
         )
         if self.json_path is not None and not self.gate:  # convert/lower write their own
-            self.report.write_json(self.json_path)
+            if outputs is not None:
+                outputs.stage_text(self.json_path, self.report.to_json())
+            else:
+                self.report.write_json(self.json_path)
         return self.report
 
     def allows_writing(
@@ -165,7 +169,7 @@ _INPUT_OPTIONS = [
     click.option(
         "--inputs",
         "inputs",
-        type=click.Path(path_type=pathlib.Path, dir_okay=False),
+        type=click.Path(path_type=pathlib.Path),  # maxlower.files vets it
         default=None,
         metavar="FILE.npz",
         help="Fixed values for some or all inputs (np.savez); they also fix the "
@@ -209,7 +213,7 @@ _INPUT_OPTIONS = [
     click.option(
         "--json",
         "json_path",
-        type=click.Path(path_type=pathlib.Path, dir_okay=False),
+        type=click.Path(path_type=pathlib.Path),  # maxlower.files vets it
         default=None,
         metavar="PATH",
         help="Also write the full report as JSON (on convert and lower: what changed, "

@@ -26,7 +26,7 @@ import onnx_ir as ir
 from maxlower.api import InvalidModelError, deserialize, serialize
 from maxlower.io import load_model
 from maxlower.verify.compare import Comparison, compare, equal_elements, is_float
-from maxlower.verify.inputs import Trial, axes_inputs, generate_trials, input_specs
+from maxlower.verify.inputs import Trial, axes_inputs, generate_trials, input_specs, load_npz
 from maxlower.verify.report import (
     DIFFERENT,
     EQUIVALENT,
@@ -38,7 +38,6 @@ from maxlower.verify.report import (
     VerifyReport,
 )
 from maxlower.verify.runner import ExposedRunner, ModelRunner
-from passes.errors import concise
 
 ModelInput = onnx.ModelProto | ir.Model | str | os.PathLike[str]
 _NAN_UNSPECIFIED = {"ReduceMax", "ArgMax"}
@@ -412,14 +411,7 @@ def _load_inputs(inputs, model: onnx.ModelProto) -> dict[str, np.ndarray]:
     if inputs is None:
         return {}
     if isinstance(inputs, str | os.PathLike):
-        try:
-            with np.load(inputs, allow_pickle=False) as archive:
-                inputs = {name: archive[name] for name in archive.files}
-        except (OSError, ValueError) as error:
-            raise InvalidModelError(
-                f"--inputs {os.fspath(inputs)}: cannot read it as an .npz archive "
-                f"({concise(error)})"
-            ) from None
+        inputs = load_npz(inputs)
     declared = {
         v.name: np.dtype(onnx.helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type))
         for v in model.graph.input

@@ -29,8 +29,13 @@ trial])`, so a trial is reproduced by its seed and number alone.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
+import math
+import os
+import zipfile
+import zlib
 from collections.abc import Iterator, Mapping
 
 import ml_dtypes
@@ -39,6 +44,8 @@ import onnx
 import onnx_ir as ir
 
 from maxlower.api import InvalidModelError
+from maxlower.files import INPUTS_FILE_LIMIT, open_input
+from passes.errors import concise
 from passes.graph_utils import infer_shapes
 
 KINDS = ("ties", "specials", "random", "pow2")
@@ -346,6 +353,100 @@ def bind_dims(
                     f"{size} in --inputs {name!r}"
                 )
     return bound
+
+
+# -- --inputs archives --------------------------------------------------------------------
+# What a damaged or hostile archive raises while its directory or a member is read.
+_ARCHIVE_ERRORS = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    zlib.error,
+    EOFError,
+    OSError,
+    ValueError,
+    NotImplementedError,
+    RuntimeError,
+)
+
+
+def load_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
+    """The arrays of an .npz archive (np.savez), read within INPUTS_FILE_LIMIT (1 GiB): a
+    regular file of at most that size, whose arrays together hold at most that much, as
+    their headers claim and as they decompress. Nothing is allocated before the claims are
+    checked: a header that claims 2^40 elements is refused, not read."""
+    with _archive(path) as (archive, members):
+        arrays = {}
+        for name, info in members.items():
+            with archive.open(info) as member:
+                arrays[name] = np.lib.format.read_array(member, allow_pickle=False)
+        return arrays
+
+
+def npz_names(path: str | os.PathLike) -> list[str]:
+    """The names of the arrays in an .npz archive, checked as `load_npz` checks them, but
+    without reading their data."""
+    with _archive(path) as (_, members):
+        return list(members)
+
+
+@contextlib.contextmanager
+def _archive(path: str | os.PathLike) -> Iterator[tuple[zipfile.ZipFile, dict]]:
+    """The open archive and {array name: its ZipInfo}, each member's header checked."""
+    where = f"--inputs {os.fspath(path)}"
+    with open_input(path, "file", INPUTS_FILE_LIMIT) as handle:
+        try:
+            with zipfile.ZipFile(handle) as archive:
+                members, total = {}, 0
+                for info in archive.infolist():
+                    total += info.file_size
+                    if total > INPUTS_FILE_LIMIT:
+                        raise InvalidModelError(
+                            f"{where}: its arrays hold more than the {INPUTS_FILE_LIMIT >> 30} "
+                            "GiB maxlower reads from an .npz archive"
+                        )
+                    members[_array_name(info, where)] = info
+                    _check_member(archive, info, where)
+                yield archive, members
+        except InvalidModelError:
+            raise
+        except _ARCHIVE_ERRORS as error:
+            raise InvalidModelError(
+                f"{where}: cannot read it as an .npz archive ({concise(error)})"
+            ) from None
+
+
+def _array_name(info: zipfile.ZipInfo, where: str) -> str:
+    if not info.filename.endswith(".npy"):
+        raise InvalidModelError(
+            f"{where}: cannot read it as an .npz archive (its member {info.filename[:80]!r} "
+            "is not an .npy array)"
+        )
+    return info.filename[: -len(".npy")]
+
+
+def _check_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, where: str) -> None:
+    """The member's .npy header must describe plain data of exactly the size the member
+    holds (zipfile never decompresses past that size)."""
+    name = info.filename[: -len(".npy")]
+    with archive.open(info) as member:
+        version = np.lib.format.read_magic(member)
+        if version == (1, 0):
+            shape, _, dtype = np.lib.format.read_array_header_1_0(member)
+        elif version == (2, 0):
+            shape, _, dtype = np.lib.format.read_array_header_2_0(member)
+        else:
+            raise ValueError(f"array {name!r} is in .npy format {version}, not 1.0 or 2.0")
+        header = member.tell()
+    if dtype.hasobject:
+        raise InvalidModelError(
+            f"{where}: array {name!r} holds Python objects; give plain numeric arrays"
+        )
+    claimed = math.prod(shape) * dtype.itemsize
+    if claimed != info.file_size - header:
+        raise InvalidModelError(
+            f"{where}: array {name!r} claims shape {list(shape)} of {dtype} ({claimed} bytes), "
+            f"but its member holds {info.file_size - header}"
+        )
 
 
 # -- values -----------------------------------------------------------------------------

@@ -189,11 +189,14 @@ class VerifyReport:
         data["runners"] = {side: dict(self.runners(side)) for side in ("reference", "candidate")}
         return data
 
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n"
+
     def write_json(self, path: str | os.PathLike) -> None:
         """Through a temporary file and a rename: an earlier report stays whole on failure."""
-        from maxlower.safety import atomic_write_text
+        from maxlower.files import atomic_write_text
 
-        atomic_write_text(path, json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n")
+        atomic_write_text(path, self.to_json())
 
 
 def _number(value) -> str:
