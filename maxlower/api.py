@@ -83,7 +83,9 @@ def run_job(
         return outcome.proto, outcome.report
     converted = deserialize(outcome.proto)
     if outcome.checked.base_dirs:
-        ir.external_data.set_base_dir(converted.graph, base_dir)
+        from maxlower.external import set_base_dirs
+
+        set_base_dirs(converted, base_dir)
     return converted, outcome.report
 
 
@@ -111,17 +113,18 @@ def _as_proto(
     """A protobuf copy of `model`, the directory of its external data, and whether it was
     an onnx_ir model."""
     if isinstance(model, ir.Model):
-        directories = {
-            str(value.const_value.base_dir)
-            for graph in model.graphs()
-            for value in graph.initializers.values()
-            if isinstance(value.const_value, ir.ExternalTensor)
-        }
-        if len(directories) > 1:  # tensors from several places: read them in
-            model = ir.external_data.load_to_model(model.clone())
+        from maxlower.external import inlined, ir_location_dirs
+
+        located = ir_location_dirs(model)  # every tensor, attributes and functions too
+        directories = set(located.values())
+        proto = serialize(model)
+        if len(directories) > 1 or "" in directories:
+            # tensors from several places (or from one nobody named): read them in
+            given = str(base_dir) if base_dir is not None else None
+            proto = inlined(proto, {k: v or given for k, v in located.items()})
             directories = set()
         found = directories.pop() if directories else None
-        return serialize(model), str(base_dir or found or os.curdir), True
+        return proto, str(base_dir or found or os.curdir), True
     if not isinstance(model, onnx.ModelProto):
         raise TypeError(f"expected onnx.ModelProto or onnx_ir.Model, got {type(model).__name__}")
     copy = onnx.ModelProto()

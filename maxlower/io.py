@@ -36,7 +36,17 @@ import onnx_ir as ir
 from google.protobuf.message import DecodeError
 
 from maxlower.api import InvalidModelError, deserialize, serialize
-from maxlower.safety import deferred_interrupts
+from maxlower.external import (
+    base_dir_of,
+    external_protos,
+    ir_location_dirs,
+    location,
+    location_dirs,
+    read_all_in,
+    read_in,
+    set_base_dirs,
+)
+from maxlower.safety import deferred_interrupts, tensors
 from passes.errors import concise
 from passes.graph_utils import (
     SHAPE_SOURCES,
@@ -166,7 +176,7 @@ def model_from_proto(
     read lazily from there)."""
     with progress.stage("building the graph"):
         model = deserialize(proto)
-        ir.external_data.set_base_dir(model.graph, str(base_dir))
+        set_base_dirs(model, base_dir)
     return model
 
 
@@ -209,7 +219,10 @@ def check_and_infer(
     typed graph inputs, as onnx_ir's CheckerPass passes them, so weights are never read or
     copied. External ones of at most 1000 bytes (axes saved with the weights, say) are read
     when `base_dirs` says where their files are (one directory, or {location: directory}):
-    inference then sees their values as it would if they were in the protobuf.
+    inference then sees their values as it would if they were in the protobuf. Every other
+    external tensor (a Constant's value, a subgraph's initializer, a function's or
+    training_info's tensors) is read in from `base_dirs`: given as bytes, onnx's checker
+    would look for its file in the working directory (maxlower.external).
     """
     light, restore = _light_model(proto, base_dirs)
     try:
@@ -313,21 +326,22 @@ def _light_model(
     proto: onnx.ModelProto, base_dirs: str | os.PathLike | dict[str, str] | None
 ) -> tuple[onnx.ModelProto, Callable[[onnx.ModelProto], onnx.ModelProto]]:
     """`proto` with its large or external main-graph initializers as typed graph inputs
-    (a shallow rebuild: nodes and small tensors are copied, large tensors are not) and its
-    small external ones read in, and the function that puts the originals back into a model
-    derived from it."""
+    (a shallow rebuild: nodes and small tensors are copied, large tensors are not), its
+    small external ones and every other external tensor read in, and the function that
+    puts the originals back into a model derived from it."""
     graph = proto.graph
     heavy, loaded = [], {}
     for tensor in graph.initializer:
         if _nbytes(tensor) > _CHECKER_TENSOR_LIMIT:
             heavy.append(tensor)
         elif tensor.data_location == onnx.TensorProto.EXTERNAL:
-            base_dir = _base_dir_for(tensor, base_dirs)
+            base_dir = base_dir_of(tensor, base_dirs)
             if base_dir is None:
                 heavy.append(tensor)
             else:
-                loaded[tensor.name] = _read_small_external(tensor, base_dir)
-    if not heavy and not loaded:
+                loaded[tensor.name] = read_in(tensor, base_dir)
+    elsewhere = _other_external(proto)
+    if not heavy and not loaded and not elsewhere:
         return proto, lambda derived: derived
     heavy_names = {t.name for t in heavy}
     input_names = {v.name for v in graph.input}
@@ -347,6 +361,7 @@ def _light_model(
         for t in heavy
         if t.name not in input_names
     )
+    read_all_in([t for t, _ in _other_external(light)], base_dirs)  # (copies of them)
 
     def restore(derived: onnx.ModelProto) -> onnx.ModelProto:
         if added:
@@ -356,38 +371,41 @@ def _light_model(
             derived.graph.input.extend(kept)
         del derived.graph.initializer[:]  # the originals, in their order
         derived.graph.initializer.extend(graph.initializer)
+        _put_back(derived, elsewhere)
         return derived
 
     return light, restore
 
 
-def _base_dir_for(
-    tensor: onnx.TensorProto, base_dirs: str | os.PathLike | dict[str, str] | None
-) -> str | None:
-    if base_dirs is None or isinstance(base_dirs, str | os.PathLike):
-        return None if base_dirs is None else str(base_dirs)
-    return base_dirs.get(_location(tensor))
+def _other_external(proto: onnx.ModelProto) -> list[tuple[onnx.TensorProto, int]]:
+    """The external tensors of `proto` other than main-graph initializers, each with its
+    position among all such tensors (external or not), in a walk that inference keeps."""
+    return [
+        (tensor, index)
+        for index, tensor in enumerate(_other_tensors(proto))
+        if tensor.data_location == onnx.TensorProto.EXTERNAL
+    ]
 
 
-def _read_small_external(tensor: onnx.TensorProto, base_dir: str) -> onnx.TensorProto:
-    """A copy of `tensor` with its (at most 1000) bytes in raw_data; onnx_ir's ExternalTensor
-    reads them, with its checks that the file lies inside the model's directory."""
-    external = ir.serde.deserialize_tensor(tensor, base_dir)
-    try:
-        data = external.tobytes()
-    except (OSError, ValueError) as error:
-        raise InvalidModelError(
-            f"cannot read the external data of tensor {tensor.name!r} ({concise(error)})"
-        ) from error
-    finally:
-        if isinstance(external, ir.ExternalTensor):
-            external.release()
-    inline = onnx.TensorProto()
-    inline.CopyFrom(tensor)
-    inline.ClearField("external_data")
-    inline.data_location = onnx.TensorProto.DEFAULT
-    inline.raw_data = data
-    return inline
+def _other_tensors(proto: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
+    """Every tensor but the main graph's initializers: subgraph initializers, then the
+    rest (sparse tensors, attributes, functions, training_info)."""
+    for index, graph in enumerate(graph_protos(proto.graph)):
+        if index:
+            yield from graph.initializer
+    yield from (t for t, _ in tensors(proto, initializers=False))
+
+
+def _put_back(derived: onnx.ModelProto, originals: list[tuple[onnx.TensorProto, int]]) -> None:
+    """Inference adds types but keeps every node, attribute and initializer in place: the
+    tensors read in for it become the external ones they were."""
+    if not originals:
+        return
+    walked = list(_other_tensors(derived))
+    for original, index in originals:
+        if index >= len(walked) or walked[index].name != original.name:
+            raise AssertionError(f"shape inference moved tensor {original.name!r}")
+        walked[index].CopyFrom(original)
 
 
 def _nbytes(tensor: onnx.TensorProto) -> float:
@@ -449,7 +467,7 @@ def check_result(
     types shape inference gives; raises onnx's checker or inference error if the model
     fails. Outputs in `declared` (the input model's `declared_outputs`) keep its types."""
     with progress.stage("checking the result (onnx.checker, full check)"):
-        base_dirs = {str(t.location): str(t.base_dir) for t in _external_tensors(model)}
+        base_dirs = ir_location_dirs(model)
         proto = serialize(model)
         if declared:
             keep_declared_outputs(proto, declared)
@@ -466,11 +484,7 @@ def check_proto_result(
     """`check_result` for a converted protobuf whose external tensors all lie in
     `base_dir` (what maxlower.sparse returns). `checked_already`: the caller knows that the
     input's full check and types stand for `proto` (see maxlower.pipeline.run)."""
-    base_dirs = {
-        _location(t): str(base_dir)
-        for t in initializer_protos(proto.graph)
-        if t.data_location == onnx.TensorProto.EXTERNAL
-    }
+    base_dirs = location_dirs(proto, base_dir)
     if checked_already:
         return CheckedModel(proto, base_dirs)
     with progress.stage("checking the result (onnx.checker, full check)"):
@@ -543,13 +557,19 @@ def _write_external_data(
     progress: Progress,
 ) -> None:
     """Write every initializer over the threshold (in every graph) to `temp_data`, and point
-    its TensorProto at `data_name`, the name the file will have. Small external tensors
-    are read into the protobuf."""
+    its TensorProto at `data_name`, the name the file will have. So are the other external
+    tensors over it (a Constant's value, a function's, training_info's): every location
+    the output names is its own data file. Small external tensors are read into the
+    protobuf. Each source is read from the directory `base_dirs` gives its location,
+    never from the working directory."""
     large, sources = [], []
-    for tensor in initializer_protos(proto.graph):
+    candidates = [*initializer_protos(proto.graph), *external_protos(proto, initializers=False)]
+    for tensor in candidates:
         external = tensor.data_location == onnx.TensorProto.EXTERNAL
+        if external and not base_dirs.get(location(tensor)):
+            raise AssertionError(f"no directory for the external tensor {tensor.name!r}")
         source = ir.serde.deserialize_tensor(
-            tensor, base_dirs.get(_location(tensor), "") if external else ""
+            tensor, base_dirs[location(tensor)] if external else ""
         )
         if source.nbytes > EXTERNAL_SIZE_THRESHOLD:
             large.append(tensor)
@@ -592,23 +612,10 @@ def initializer_protos(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
         yield from each.initializer
 
 
-def _location(tensor: onnx.TensorProto) -> str:
-    return next((e.value for e in tensor.external_data if e.key == "location"), "")
-
-
 def _temp_name(directory: pathlib.Path, prefix: str, suffix: str) -> str:
     fd, name = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=directory)
     os.close(fd)
     return name
-
-
-def _external_tensors(model: ir.Model) -> list[ir.ExternalTensor]:
-    return [
-        value.const_value
-        for graph in model.graphs()
-        for value in graph.initializers.values()
-        if isinstance(value.const_value, ir.ExternalTensor)
-    ]
 
 
 def _copy_mode(existing: pathlib.Path, temp_name: str) -> None:

@@ -29,6 +29,7 @@ import onnx
 import onnx_ir as ir
 
 from maxlower.api import InvalidModelError, check_target_opset
+from maxlower.external import inlined
 from maxlower.inspect import in_graph_order, place_of
 from maxlower.io import (
     QUIET,
@@ -39,7 +40,6 @@ from maxlower.io import (
     check_proto_result,
     check_result,
     declared_outputs,
-    initializer_protos,
     model_from_proto,
     use_refined_outputs,
 )
@@ -255,18 +255,10 @@ def normalise_opset_imports(proto: onnx.ModelProto) -> None:
 def in_memory(
     proto: onnx.ModelProto, base_dirs: str | os.PathLike | dict[str, str]
 ) -> onnx.ModelProto:
-    """A copy of `proto` with its external tensors read in (what the verifier runs); they
-    lie in `base_dirs` (one directory, or {location: directory} as CheckedModel has it)."""
-    copy = onnx.ModelProto()
-    copy.CopyFrom(proto)
-    for tensor in initializer_protos(copy.graph):
-        if tensor.data_location != onnx.TensorProto.EXTERNAL:
-            continue
-        location = next(e.value for e in tensor.external_data if e.key == "location")
-        where = base_dirs if not isinstance(base_dirs, dict) else base_dirs[location]
-        loaded = ir.serde.deserialize_tensor(tensor, str(where))
-        tensor.CopyFrom(ir.serde.serialize_tensor(ir.Tensor(loaded.numpy(), name=tensor.name)))
-    return copy
+    """A copy of `proto` with every external tensor read in (what the verifier runs),
+    wherever it sits; they lie in `base_dirs` (one directory, or {location: directory} as
+    CheckedModel has it), never in the working directory (maxlower.external)."""
+    return inlined(proto, base_dirs)
 
 
 def _copy(message):

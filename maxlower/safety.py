@@ -200,24 +200,39 @@ def _not_utf8(message) -> tuple[str, bytes] | None:
     return None
 
 
-def tensors(proto: onnx.ModelProto) -> Iterator[tuple[onnx.TensorProto, str]]:
+def tensors(
+    proto: onnx.ModelProto, *, initializers: bool = True
+) -> Iterator[tuple[onnx.TensorProto, str]]:
     """Every TensorProto of the model, with where it is: initializers, sparse ones, and
-    tensor attributes, in the main graph, every subgraph and every function."""
-    yield from _graph_tensors(proto.graph, "main graph")
+    tensor attributes, in the main graph, every subgraph, every function and the graphs of
+    training_info. `initializers=False` leaves out the dense initializers of every graph
+    (sparse ones and attributes are still walked)."""
+    yield from _graph_tensors(proto.graph, "main graph", initializers)
     for function in proto.functions:
-        yield from _node_tensors(function.node, f"function {function.domain}::{function.name}")
+        where = f"function {function.domain}::{function.name}"
+        yield from _node_tensors(function.node, where, initializers)
+    for index, training in enumerate(proto.training_info):
+        for field in ("initialization", "algorithm"):
+            if training.HasField(field):
+                where = f"training_info[{index}].{field}"
+                yield from _graph_tensors(getattr(training, field), where, initializers)
 
 
-def _graph_tensors(graph: onnx.GraphProto, where: str) -> Iterator[tuple[onnx.TensorProto, str]]:
-    for tensor in graph.initializer:
-        yield tensor, where
+def _graph_tensors(
+    graph: onnx.GraphProto, where: str, initializers: bool = True
+) -> Iterator[tuple[onnx.TensorProto, str]]:
+    if initializers:
+        for tensor in graph.initializer:
+            yield tensor, where
     for sparse in graph.sparse_initializer:
         yield sparse.values, where
         yield sparse.indices, where
-    yield from _node_tensors(graph.node, where)
+    yield from _node_tensors(graph.node, where, initializers)
 
 
-def _node_tensors(nodes, where: str) -> Iterator[tuple[onnx.TensorProto, str]]:
+def _node_tensors(
+    nodes, where: str, initializers: bool = True
+) -> Iterator[tuple[onnx.TensorProto, str]]:
     for index, node in enumerate(nodes):
         for attribute in node.attribute:
             has = attribute.HasField
@@ -233,9 +248,11 @@ def _node_tensors(nodes, where: str) -> Iterator[tuple[onnx.TensorProto, str]]:
             label = f"node {_node_name(node, index)} ({node.op_type}) in {where}"
             yield from ((t, label) for t in _attribute_tensors(attribute))
             for subgraph in [attribute.g] if attribute.HasField("g") else []:
-                yield from _graph_tensors(subgraph, f"subgraph {attribute.name} of {label}")
+                where_inside = f"subgraph {attribute.name} of {label}"
+                yield from _graph_tensors(subgraph, where_inside, initializers)
             for subgraph in attribute.graphs:
-                yield from _graph_tensors(subgraph, f"subgraph {attribute.name} of {label}")
+                where_inside = f"subgraph {attribute.name} of {label}"
+                yield from _graph_tensors(subgraph, where_inside, initializers)
 
 
 def _attribute_tensors(attribute: onnx.AttributeProto) -> Iterator[onnx.TensorProto]:
@@ -359,6 +376,13 @@ def _external_int(
     if not text.isascii() or not text.isdigit():
         raise InvalidModelError(
             f"{path}: {name} has the external-data {key} {text[:40]!r}, not a non-negative integer"
+        )
+    # int() refuses more than 4300 digits (sys.int_info); no file holds 2^63 bytes anyway
+    if len(text.lstrip("0")) > len(str(_INT64_MAX)) or int(text) > _INT64_MAX:
+        shown = text if len(text) <= 40 else f"{text[:20]}...({len(text)} digits)"
+        raise InvalidModelError(
+            f"{path}: {name} has the external-data {key} {shown}, more than any file holds "
+            "(at most 2^63-1)"
         )
     return int(text)
 
