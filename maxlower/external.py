@@ -1,5 +1,6 @@
 """External tensors wherever they sit, resolved against the model's own directory.
 
+    all_graphs(proto)                 every graph that holds initializers
     external_protos(proto)            every TensorProto with external data: initializers,
                                       sparse tensors, tensor attributes (Constant's value),
                                       in the main graph, subgraphs, functions and
@@ -37,6 +38,7 @@ import onnx_ir as ir
 from maxlower.api import InvalidModelError
 from maxlower.safety import tensors
 from passes.errors import concise
+from passes.graph_utils import graph_protos
 
 BaseDirs = str | os.PathLike | dict[str, str]
 
@@ -53,6 +55,16 @@ def external_protos(proto: onnx.ModelProto, *, initializers: bool = True) -> lis
     """Every external TensorProto of the model (`initializers=False`: not the dense
     initializers of any graph, which maxlower.io treats on their own)."""
     return [t for t, _ in tensors(proto, initializers=initializers) if is_external(t)]
+
+
+def all_graphs(proto: onnx.ModelProto) -> Iterator[onnx.GraphProto]:
+    """The main graph and its subgraphs, then training_info's graphs and theirs: every
+    graph that holds initializers (functions hold none)."""
+    yield from graph_protos(proto.graph)
+    for training in proto.training_info:
+        for field in ("initialization", "algorithm"):
+            if training.HasField(field):
+                yield from graph_protos(getattr(training, field))
 
 
 def base_dir_of(tensor: onnx.TensorProto, base_dirs: BaseDirs | None) -> str | None:
@@ -190,6 +202,7 @@ def _loaded(tensor: ir.ExternalTensor) -> ir.TensorProtocol:
 
 
 __all__ = [
+    "all_graphs",
     "base_dir_of",
     "external_protos",
     "inlined",

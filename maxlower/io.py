@@ -37,6 +37,7 @@ from google.protobuf.message import DecodeError
 
 from maxlower.api import InvalidModelError, deserialize, serialize
 from maxlower.external import (
+    all_graphs,
     base_dir_of,
     external_protos,
     ir_location_dirs,
@@ -388,9 +389,9 @@ def _other_external(proto: onnx.ModelProto) -> list[tuple[onnx.TensorProto, int]
 
 
 def _other_tensors(proto: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
-    """Every tensor but the main graph's initializers: subgraph initializers, then the
-    rest (sparse tensors, attributes, functions, training_info)."""
-    for index, graph in enumerate(graph_protos(proto.graph)):
+    """Every tensor but the main graph's initializers: other graphs' initializers
+    (subgraphs, training_info), then the rest (sparse tensors, attributes, functions)."""
+    for index, graph in enumerate(all_graphs(proto)):
         if index:
             yield from graph.initializer
     yield from (t for t, _ in tensors(proto, initializers=False))
@@ -563,7 +564,8 @@ def _write_external_data(
     protobuf. Each source is read from the directory `base_dirs` gives its location,
     never from the working directory."""
     large, sources = [], []
-    candidates = [*initializer_protos(proto.graph), *external_protos(proto, initializers=False)]
+    initializers = (t for graph in all_graphs(proto) for t in graph.initializer)
+    candidates = [*initializers, *external_protos(proto, initializers=False)]
     for tensor in candidates:
         external = tensor.data_location == onnx.TensorProto.EXTERNAL
         if external and not base_dirs.get(location(tensor)):

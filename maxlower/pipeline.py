@@ -28,6 +28,7 @@ import pathlib
 import onnx
 import onnx_ir as ir
 
+from maxlower import training_info
 from maxlower.api import InvalidModelError, check_target_opset
 from maxlower.external import inlined
 from maxlower.inspect import in_graph_order, place_of
@@ -182,6 +183,8 @@ def run(
         check_target_opset(job.opset)
     if source is None:
         raise InvalidModelError("the model imports no default-domain ('' / ai.onnx) opset")
+    if job.opset is not None:
+        training_info.check_unchanged_at(prepared, source, job.opset)
     if job.opset is not None and job.profile is not None:
         # Convert, then lower what conversion wrote, typed and checked as a file of it
         # would be: `convert --profile P` is `convert` then `lower --profile P`.
@@ -209,6 +212,7 @@ def run(
         unchanged = sparse.changed_nodes == 0
         checked = check_proto_result(sparse.proto, base_dir, progress, checked_already=unchanged)
         return Outcome(checked, report)
+    training = training_info.set_aside(prepared)
     model, declared = whole_graph(prepared, base_dir, progress)
     del prepared
     if job.opset is not None:
@@ -220,7 +224,9 @@ def run(
     if job.profile is not None:
         with progress.stage(f"lowering for profile {job.profile.name!r}"):
             report.lowerings = LegalizePass(job.profile)(model).lowerings
-    return Outcome(check_result(model, progress, declared), report)
+    checked = check_result(model, progress, declared)
+    training_info.put_back(checked, training, base_dir)
+    return Outcome(checked, report)
 
 
 def whole_graph(
