@@ -18,13 +18,15 @@ model's directory leaks files (onnx CVE-2022-25882 `../x`, CVE-2024-27318 `sub/.
 absolute paths, CVE-2026-27489 symlinks in the directory that point out of it). onnx's C++
 loader refuses all of these and any symlink; onnx_ir's `ExternalTensor` refuses them, and
 files with several hard links, but only when it reads, only with a base directory set, and
-with a `ValueError`. Here every external tensor of every graph, function and attribute is
-checked once, on the protobuf, before any of its bytes are read: a location is relative,
+with a `ValueError`. Here every external tensor of every graph, function, attribute and
+training_info graph is checked once, on the protobuf, before any of its bytes are read
+(and then read only by maxlower.external, from the model's directory): a location is relative,
 stays inside the directory after `..` and after symlinks, names a regular file with one
 link, and its `offset`/`length` are integers the file holds and that match the tensor's
 shape. Keys other than onnx's `location`, `offset`, `length`, `checksum` and `basepath` are
 refused (CVE-2026-34445: onnx < 1.21 set them as attributes), and so is a key given twice
-(a checker could read the first and a loader the last).
+(a checker could read the first and a loader the last); so is an offset or length
+beyond 2^63-1 (int() of 5,000 digits would raise).
 
 **Strings.** Protobuf parses a string field that is not UTF-8 and returns it as bytes;
 onnx.checker lets it pass and onnx_ir fails on it when it writes the model back. Every
