@@ -13,6 +13,7 @@ proves the decoy is never opened or even stat'ed.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import pathlib
 import re
@@ -57,7 +58,7 @@ X = np.array([-3, 0, 7, 2])
 
 def _case(place: str, location: str = ".env") -> ExternalCase:
     values = (3,) if place == "attribute" else (5, -2, 9, 1)
-    return ExternalCase(place, location, "float32", values, 8, 18, 13)
+    return ExternalCase(place, location, "float32", values, 8, 13, 12)  # Constant 13 -> 12
 
 
 def _lay_out(case: ExternalCase, root: pathlib.Path) -> dict[str, pathlib.Path]:
@@ -101,13 +102,13 @@ PLACES_RUN = ("constant", "attribute", "subgraph", "function", "training_info")
 DOORS = {
     "verify": lambda p: ["verify", p["model"] / "m.onnx", p["model"] / "reference.onnx"],
     "convert-verify": lambda p: [
-        "convert", p["model"] / "m.onnx", "--opset", "13", "--verify", "-o", p["out"] / "o.onnx"
+        "convert", p["model"] / "m.onnx", "--opset", "12", "--verify", "-o", p["out"] / "o.onnx"
     ],
     "lower-verify": lambda p: [
         "lower", p["model"] / "m.onnx", "--profile", "primitives", "--verify",
         "-o", p["out"] / "o.onnx",
     ],
-    "inspect": lambda p: ["inspect", p["model"] / "m.onnx", "--opset", "13"],
+    "inspect": lambda p: ["inspect", p["model"] / "m.onnx", "--opset", "12"],
 }  # fmt: skip
 
 
@@ -160,11 +161,14 @@ def test_result_does_not_depend_on_the_working_directory(tmp_path: pathlib.Path,
     on whether the working directory held a file of its name: now the same output is
     written from either, and it runs from its own directory."""
     case = _case(place)
+    if place == "sparse":  # onnx_ir reads no sparse Constant: keep it at its schema
+        case = dataclasses.replace(case, source=18, target=13)
     paths = _lay_out(case, tmp_path)
     written = []
     for cwd in (paths["cwd"], paths["empty"]):
         out = paths["out"] / f"from_{cwd.name}.onnx"
-        result = _run(["convert", paths["model"] / "m.onnx", "--opset", "13", "-o", out], cwd)
+        args = ["convert", paths["model"] / "m.onnx", "--opset", case.target, "-o", out]
+        result = _run(args, cwd)
         assert result.returncode == 0, result.stderr
         written.append(onnx.load(out))
         onnx.checker.check_model(str(out), full_check=True)
