@@ -51,10 +51,14 @@ def location(tensor: onnx.TensorProto) -> str:
     return next((e.value for e in tensor.external_data if e.key == "location"), "")
 
 
-def external_protos(proto: onnx.ModelProto, *, initializers: bool = True) -> list[onnx.TensorProto]:
+def external_protos(
+    proto: onnx.ModelProto, *, initializers: bool = True, checked: bool = False
+) -> list[onnx.TensorProto]:
     """Every external TensorProto of the model (`initializers=False`: not the dense
-    initializers of any graph, which maxlower.io treats on their own)."""
-    return [t for t, _ in tensors(proto, initializers=initializers) if is_external(t)]
+    initializers of any graph, which maxlower.io treats on their own; `checked`: the
+    model passed onnx's checker, so the faster walk is exact, see safety.tensors)."""
+    walk = tensors(proto, initializers=initializers, typed=checked)
+    return [t for t, _ in walk if is_external(t)]
 
 
 def all_graphs(proto: onnx.ModelProto) -> Iterator[onnx.GraphProto]:
@@ -75,8 +79,9 @@ def base_dir_of(tensor: onnx.TensorProto, base_dirs: BaseDirs | None) -> str | N
 
 
 def location_dirs(proto: onnx.ModelProto, base_dir: str | os.PathLike) -> dict[str, str]:
-    """{location: base_dir} for every external tensor of `proto`."""
-    return {location(t): str(base_dir) for t in external_protos(proto)}
+    """{location: base_dir} for every external tensor of `proto` (a model derived from one
+    onnx's checker passed)."""
+    return {location(t): str(base_dir) for t in external_protos(proto, checked=True)}
 
 
 def read_in(tensor: onnx.TensorProto, base_dir: str | None) -> onnx.TensorProto:

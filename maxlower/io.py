@@ -226,12 +226,26 @@ def check_and_infer(
     would look for its file in the working directory (maxlower.external).
     """
     light, restore = _light_model(proto, base_dirs)
+    serialized = light.SerializeToString()  # once: the C++ calls take the bytes
+    # Every external tensor names a location (maxlower.safety): bytes without the word hold
+    # none, which spares most models a walk of every attribute.
+    elsewhere = _other_external(light) if b"location" in serialized else []
+    if elsewhere:
+        if light is proto:
+            light = onnx.ModelProto()
+            light.CopyFrom(proto)
+            elsewhere = _other_external(light)
+        originals = [(_copy(tensor), index) for tensor, index in elsewhere]
+        read_all_in([tensor for tensor, _ in elsewhere], base_dirs)
+        serialized = light.SerializeToString()
     try:
-        inferred = _check_and_infer_light(light)
+        inferred = _check_and_infer_light(serialized)
     except ValueError as error:  # onnx's C++ code: an element type it does not know, say
         raise onnx.checker.ValidationError(concise(error)) from error
     forget_generated_dim_names_in_proto(inferred)  # unk__0 may name dims of different sizes
     keep_declared_outputs(inferred, declared_outputs(proto))
+    if elsewhere:
+        _put_back(inferred, originals)
     return restore(inferred)
 
 
@@ -276,8 +290,7 @@ def keep_declared_outputs(proto: onnx.ModelProto, declared: DeclaredOutputs) -> 
         output.CopyFrom(original)
 
 
-def _check_and_infer_light(light: onnx.ModelProto) -> onnx.ModelProto:
-    serialized = light.SerializeToString()  # once: the C++ calls take the bytes
+def _check_and_infer_light(serialized: bytes) -> onnx.ModelProto:
     onnx.checker.check_model(serialized)
     try:
         inferred = onnx.shape_inference.infer_shapes(
@@ -327,9 +340,9 @@ def _light_model(
     proto: onnx.ModelProto, base_dirs: str | os.PathLike | dict[str, str] | None
 ) -> tuple[onnx.ModelProto, Callable[[onnx.ModelProto], onnx.ModelProto]]:
     """`proto` with its large or external main-graph initializers as typed graph inputs
-    (a shallow rebuild: nodes and small tensors are copied, large tensors are not), its
-    small external ones and every other external tensor read in, and the function that
-    puts the originals back into a model derived from it."""
+    (a shallow rebuild: nodes and small tensors are copied, large tensors are not) and its
+    small external ones read in, and the function that puts the originals back into a model
+    derived from it."""
     graph = proto.graph
     heavy, loaded = [], {}
     for tensor in graph.initializer:
@@ -341,8 +354,7 @@ def _light_model(
                 heavy.append(tensor)
             else:
                 loaded[tensor.name] = read_in(tensor, base_dir)
-    elsewhere = _other_external(proto)
-    if not heavy and not loaded and not elsewhere:
+    if not heavy and not loaded:
         return proto, lambda derived: derived
     heavy_names = {t.name for t in heavy}
     input_names = {v.name for v in graph.input}
@@ -362,7 +374,6 @@ def _light_model(
         for t in heavy
         if t.name not in input_names
     )
-    read_all_in([t for t, _ in _other_external(light)], base_dirs)  # (copies of them)
 
     def restore(derived: onnx.ModelProto) -> onnx.ModelProto:
         if added:
@@ -372,7 +383,6 @@ def _light_model(
             derived.graph.input.extend(kept)
         del derived.graph.initializer[:]  # the originals, in their order
         derived.graph.initializer.extend(graph.initializer)
-        _put_back(derived, elsewhere)
         return derived
 
     return light, restore
@@ -395,6 +405,12 @@ def _other_tensors(proto: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
         if index:
             yield from graph.initializer
     yield from (t for t, _ in tensors(proto, initializers=False))
+
+
+def _copy(tensor: onnx.TensorProto) -> onnx.TensorProto:
+    copy = onnx.TensorProto()
+    copy.CopyFrom(tensor)
+    return copy
 
 
 def _put_back(derived: onnx.ModelProto, originals: list[tuple[onnx.TensorProto, int]]) -> None:
@@ -565,7 +581,7 @@ def _write_external_data(
     never from the working directory."""
     large, sources = [], []
     initializers = (t for graph in all_graphs(proto) for t in graph.initializer)
-    candidates = [*initializers, *external_protos(proto, initializers=False)]
+    candidates = [*initializers, *external_protos(proto, initializers=False, checked=True)]
     for tensor in candidates:
         external = tensor.data_location == onnx.TensorProto.EXTERNAL
         if external and not base_dirs.get(location(tensor)):

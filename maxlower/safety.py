@@ -203,16 +203,19 @@ def _not_utf8(message) -> tuple[str, bytes] | None:
 
 
 def tensors(
-    proto: onnx.ModelProto, *, initializers: bool = True
+    proto: onnx.ModelProto, *, initializers: bool = True, typed: bool = False
 ) -> Iterator[tuple[onnx.TensorProto, str]]:
     """Every TensorProto of the model, with where it is: initializers, sparse ones, and
     tensor attributes, in the main graph, every subgraph, every function and the graphs of
     training_info. `initializers=False` leaves out the dense initializers of every graph
-    (sparse ones and attributes are still walked)."""
-    yield from _graph_tensors(proto.graph, "main graph", initializers)
+    (sparse ones and attributes are still walked). `typed`: trust each attribute's type
+    field, five times faster, for a model onnx's checker has passed (it refuses a type
+    that does not match the data); training_info, which it does not check, is walked in
+    full."""
+    yield from _graph_tensors(proto.graph, "main graph", initializers, typed)
     for function in proto.functions:
         where = f"function {function.domain}::{function.name}"
-        yield from _node_tensors(function.node, where, initializers)
+        yield from _node_tensors(function.node, where, initializers, typed)
     for index, training in enumerate(proto.training_info):
         for field in ("initialization", "algorithm"):
             if training.HasField(field):
@@ -220,8 +223,22 @@ def tensors(
                 yield from _graph_tensors(getattr(training, field), where, initializers)
 
 
+# The attribute types that hold a tensor or a graph (UNDEFINED: look, the type may be unset).
+_HOLDING_TYPES = frozenset(
+    {
+        onnx.AttributeProto.UNDEFINED,
+        onnx.AttributeProto.TENSOR,
+        onnx.AttributeProto.TENSORS,
+        onnx.AttributeProto.GRAPH,
+        onnx.AttributeProto.GRAPHS,
+        onnx.AttributeProto.SPARSE_TENSOR,
+        onnx.AttributeProto.SPARSE_TENSORS,
+    }
+)
+
+
 def _graph_tensors(
-    graph: onnx.GraphProto, where: str, initializers: bool = True
+    graph: onnx.GraphProto, where: str, initializers: bool = True, typed: bool = False
 ) -> Iterator[tuple[onnx.TensorProto, str]]:
     if initializers:
         for tensor in graph.initializer:
@@ -229,14 +246,16 @@ def _graph_tensors(
     for sparse in graph.sparse_initializer:
         yield sparse.values, where
         yield sparse.indices, where
-    yield from _node_tensors(graph.node, where, initializers)
+    yield from _node_tensors(graph.node, where, initializers, typed)
 
 
 def _node_tensors(
-    nodes, where: str, initializers: bool = True
+    nodes, where: str, initializers: bool = True, typed: bool = False
 ) -> Iterator[tuple[onnx.TensorProto, str]]:
     for index, node in enumerate(nodes):
         for attribute in node.attribute:
+            if typed and attribute.type not in _HOLDING_TYPES:
+                continue
             has = attribute.HasField
             if not (
                 has("t")
@@ -251,10 +270,10 @@ def _node_tensors(
             yield from ((t, label) for t in _attribute_tensors(attribute))
             for subgraph in [attribute.g] if attribute.HasField("g") else []:
                 where_inside = f"subgraph {attribute.name} of {label}"
-                yield from _graph_tensors(subgraph, where_inside, initializers)
+                yield from _graph_tensors(subgraph, where_inside, initializers, typed)
             for subgraph in attribute.graphs:
                 where_inside = f"subgraph {attribute.name} of {label}"
-                yield from _graph_tensors(subgraph, where_inside, initializers)
+                yield from _graph_tensors(subgraph, where_inside, initializers, typed)
 
 
 def _attribute_tensors(attribute: onnx.AttributeProto) -> Iterator[onnx.TensorProto]:
