@@ -9,7 +9,8 @@
     external_cases()               the hypothesis strategy
 
 Every model computes y = Max(x, W) (W broadcast), whichever place holds W, so the expected
-output is known without running anything: `expected(case, x)`. The data files hold other
+output is known without running anything: `expected(case, x)`. W is small (kept in the
+output's protobuf) or over 256 bytes (written to the output's OUT.data). The data files hold other
 tensors' bytes before W (an offset) and after it; a file of the same name somewhere else
 holds different values (`decoy_bytes`), so reading the wrong file shows in the output.
 """
@@ -39,10 +40,7 @@ class ExternalCase:
     padding: int  # bytes of other data before W in its file
     source: int  # the model's opset
     target: int  # the opset to convert to
-
-    @property
-    def size(self) -> int:
-        return 4  # x is [4]
+    size: int = 4  # x and y are [size]; over 64 float32, W goes to the output's OUT.data
 
     def weights(self) -> np.ndarray:
         return np.array(self.values, dtype=self.dtype)
@@ -173,10 +171,11 @@ def feeds(case: ExternalCase, x: np.ndarray) -> dict[str, np.ndarray]:
 def external_cases(draw, places=PLACES) -> ExternalCase:
     dtype = draw(st.sampled_from(sorted(DTYPES)))
     place = draw(st.sampled_from(places))
-    count = 1 if place == "attribute" else 4  # ConstantOfShape's value holds one element
-    info = np.iinfo(dtype) if dtype.startswith("int") else None
-    low, high = (-1000, 1000) if info is None else (max(info.min, -(10**6)), min(info.max, 10**6))
-    values = tuple(draw(st.lists(st.integers(low, high), min_size=count, max_size=count)))
+    size = draw(st.sampled_from([4, 96]))
+    count = 1 if place == "attribute" else size  # ConstantOfShape's value holds one element
+    drawn = draw(st.lists(st.integers(-(10**6), 10**6), min_size=min(count, 4), max_size=4))
+    # a long W repeats the drawn values, each time shifted, so that every element differs
+    values = tuple(int(v) for v in np.resize(drawn, count) + 7 * (np.arange(count) // 4))
     source = draw(st.integers(13, 18))
     target = draw(st.integers(12, 18))
     return ExternalCase(
@@ -187,4 +186,5 @@ def external_cases(draw, places=PLACES) -> ExternalCase:
         padding=draw(st.sampled_from([0, 4, 8, 24])),
         source=source,
         target=target,
+        size=size,
     )

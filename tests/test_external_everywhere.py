@@ -91,11 +91,20 @@ def _touches(trace: pathlib.Path, case: ExternalCase, cwd: pathlib.Path) -> list
     ]
 
 
+def _read(path: pathlib.Path) -> onnx.ModelProto:
+    """A written model with all its data read in from its own directory (onnx.load reads
+    none in training_info, and numpy_helper would then look in the working directory)."""
+    return inlined(onnx.load(path, load_external_data=False), path.parent)
+
+
+def _x(case: ExternalCase) -> np.ndarray:
+    return np.resize(X, case.size).astype(case.dtype)
+
+
 def _outputs_of(path: pathlib.Path, case: ExternalCase) -> np.ndarray:
     """Run a written model from its own directory (onnxruntime resolves its locations
     against the model's path)."""
-    x = X.astype(case.dtype)
-    return onnxruntime_session(path).run(None, feeds(case, x))[0]
+    return onnxruntime_session(path).run(None, feeds(case, _x(case)))[0]
 
 
 PLACES_RUN = ("constant", "attribute", "subgraph", "function", "training_info")
@@ -129,9 +138,9 @@ def test_external_data_comes_from_the_model_directory_only(tmp_path, place: str,
     if door in ("convert-verify", "lower-verify"):
         written = paths["out"] / "o.onnx"
         onnx.checker.check_model(str(written), full_check=True)
-        assert np.array_equal(_outputs_of(written, case), expected(case, X.astype(case.dtype)))
+        assert np.array_equal(_outputs_of(written, case), expected(case, _x(case)))
         if place == "training_info":
-            trained = onnx.load(written).training_info[0].algorithm.initializer[0]
+            trained = _read(written).training_info[0].algorithm.initializer[0]
             assert numpy_helper.to_array(trained).tolist() == list(case.weights())
     if trace is not None:
         assert _touches(trace, case, paths["cwd"]) == []
@@ -183,8 +192,7 @@ def test_result_does_not_depend_on_the_working_directory(tmp_path, monkeypatch, 
         if result.exit_code == 0 and written.exists():
             onnx.checker.check_model(str(written), full_check=True)
             if place != "sparse":  # (onnxruntime runs no sparse Constant)
-                x = X.astype(case.dtype)
-                assert np.array_equal(_outputs_of(written, case), expected(case, x))
+                assert np.array_equal(_outputs_of(written, case), expected(case, _x(case)))
     assert seen[0] == seen[1]
     assert seen[0][0] == (2 if place == "sparse" and door != "convert" else 0), seen[0][1]
 
@@ -274,7 +282,7 @@ def test_training_info_whose_schema_changes_is_refused(tmp_path: pathlib.Path):
     out = tmp_path / "lowered.onnx"
     result = invoke("lower", path, "--profile", "primitives", "-o", out)
     assert result.exit_code == 0, result.output
-    kept = onnx.load(out).training_info[0].algorithm
+    kept = _read(out).training_info[0].algorithm
     assert [n.op_type for n in kept.node] == ["ReduceMax"]
     assert numpy_helper.to_array(kept.initializer[0]).tolist() == [0, 1, 2, 3]
 
@@ -352,12 +360,11 @@ def _check_case(case: ExternalCase, paths: dict[str, pathlib.Path]) -> None:
     assert result.exit_code == 0, result.output
     onnx.checker.check_model(str(out), full_check=True)
     if runs:
-        x = X.astype(case.dtype)
-        assert np.array_equal(_outputs_of(out, case), expected(case, x))
+        assert np.array_equal(_outputs_of(out, case), expected(case, _x(case)))
         report = maxlower.verify(model, paths["model"] / "reference.onnx", trials=3)
         assert report.status == "equivalent", report.summary()
     if case.place == "training_info":
-        trained = onnx.load(out).training_info[0].algorithm.initializer[0]
+        trained = _read(out).training_info[0].algorithm.initializer[0]
         assert numpy_helper.to_array(trained).tolist() == list(case.weights())
     loaded = onnx.load(model, load_external_data=False)
     library = maxlower.convert(loaded, case.target, base_dir=paths["model"])
