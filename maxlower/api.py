@@ -113,18 +113,18 @@ def _as_proto(
     """A protobuf copy of `model`, the directory of its external data, and whether it was
     an onnx_ir model."""
     if isinstance(model, ir.Model):
-        from maxlower.external import inlined, ir_location_dirs
+        from maxlower.external import ir_external_tensors, ir_read_all_in
 
-        located = ir_location_dirs(model)  # every tensor, attributes and functions too
-        directories = set(located.values())
-        proto = serialize(model)
+        # every external tensor, attributes and functions too
+        directories = {str(t.base_dir or "") for t in ir_external_tensors(model)}
         if len(directories) > 1 or "" in directories:
-            # tensors from several places (or from one nobody named): read them in
-            given = str(base_dir) if base_dir is not None else None
-            proto = inlined(proto, {k: v or given for k, v in located.items()})
+            # tensors from several places (or from one nobody named): read them in, each
+            # from its own directory (base_dir where it has none)
+            model = model.clone()
+            ir_read_all_in(model, base_dir)
             directories = set()
         found = directories.pop() if directories else None
-        return proto, str(base_dir or found or os.curdir), True
+        return serialize(model), str(base_dir or found or os.curdir), True
     if not isinstance(model, onnx.ModelProto):
         raise TypeError(f"expected onnx.ModelProto or onnx_ir.Model, got {type(model).__name__}")
     copy = onnx.ModelProto()

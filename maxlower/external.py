@@ -11,6 +11,8 @@
     ir_external_tensors(model)        the same walk in onnx_ir (functions included)
     set_base_dirs(model, base_dir)    onnx_ir's set_base_dir, for functions too, and
                                       attribute tensors read in
+    ir_read_all_in(model)             every external tensor of an onnx_ir model read in,
+                                      each from its own directory
 
 A TensorProto names its file relative to the model's directory, and only the loader knows
 that directory. Handed on as bytes (onnxruntime, onnx.reference, onnx.checker), a model with
@@ -177,14 +179,31 @@ def set_base_dirs(model: ir.Model, base_dir: str | os.PathLike) -> None:
     working directory. Initializers stay lazy (they are the weights)."""
     for tensor in ir_external_tensors(model):
         tensor.base_dir = str(base_dir)
+    _read_attributes_in(model, None)
+
+
+def ir_read_all_in(model: ir.Model, fallback: str | os.PathLike | None = None) -> None:
+    """Every external tensor of `model` (a clone: tensors are shared with the original,
+    and none of them is changed) replaced by its data, read from the tensor's own
+    directory, or from `fallback` where it has none; refused where neither says."""
+    for container in [model.graph, *model.functions.values()]:
+        for graph in [container, *_subgraphs(container)]:
+            for value in graph.initializers.values() if isinstance(graph, ir.Graph) else ():
+                if _lazy(value.const_value):
+                    value.const_value = _loaded(value.const_value, fallback)
+    _read_attributes_in(model, fallback)
+
+
+def _read_attributes_in(model: ir.Model, fallback: str | os.PathLike | None) -> None:
     for node in _all_nodes(model):
         for name, attribute in list(node.attributes.items()):
             if attribute.is_ref() or attribute.value is None:
                 continue
             if attribute.type == ir.AttributeType.TENSOR and _lazy(attribute.value):
-                node.attributes[name] = ir.Attr(name, attribute.type, _loaded(attribute.value))
+                loaded = _loaded(attribute.value, fallback)
+                node.attributes[name] = ir.Attr(name, attribute.type, loaded)
             elif attribute.type == ir.AttributeType.TENSORS and any(map(_lazy, attribute.value)):
-                value = [_loaded(t) if _lazy(t) else t for t in attribute.value]
+                value = [_loaded(t, fallback) if _lazy(t) else t for t in attribute.value]
                 node.attributes[name] = ir.Attr(name, attribute.type, value)
 
 
@@ -197,7 +216,28 @@ def _lazy(tensor) -> bool:
     return isinstance(tensor, ir.ExternalTensor)
 
 
-def _loaded(tensor: ir.ExternalTensor) -> ir.TensorProtocol:
+def _loaded(
+    tensor: ir.ExternalTensor, fallback: str | os.PathLike | None = None
+) -> ir.TensorProtocol:
+    """The tensor's data, from its base_dir (else `fallback`); onnx_ir's reader refuses a
+    location that leads out of that directory. Never from the working directory."""
+    if not tensor.base_dir:
+        if not fallback:
+            raise InvalidModelError(
+                f"tensor {tensor.name!r} keeps its data in the external file "
+                f"{str(tensor.location)[:200]!r}, and nothing says which directory that file "
+                "is in: give the model's path, or set the tensors' base_dir "
+                "(onnx_ir.external_data.set_base_dir)"
+            )
+        tensor = ir.ExternalTensor(
+            tensor.location,
+            tensor.offset,
+            tensor.length,
+            tensor.dtype,
+            shape=tensor.shape,
+            name=tensor.name,
+            base_dir=str(fallback),
+        )
     try:
         return ir.external_data.convert_tensors_from_external([tensor])[0]
     except (OSError, ValueError) as error:
@@ -213,6 +253,7 @@ __all__ = [
     "inlined",
     "ir_external_tensors",
     "ir_location_dirs",
+    "ir_read_all_in",
     "location",
     "location_dirs",
     "read_all_in",

@@ -24,6 +24,7 @@ import tempfile
 
 import numpy as np
 import onnx
+import onnx_ir as ir
 import pytest
 from hypothesis import HealthCheck, given, settings
 from onnx import TensorProto, helper, numpy_helper
@@ -369,3 +370,53 @@ def _check_case(case: ExternalCase, paths: dict[str, pathlib.Path]) -> None:
     loaded = onnx.load(model, load_external_data=False)
     library = maxlower.convert(loaded, case.target, base_dir=paths["model"])
     assert library.opset_import[0].version == case.target
+
+
+# --- the library --------------------------------------------------------------------------
+
+
+def test_library_refuses_external_data_that_no_directory_locates(tmp_path: pathlib.Path):
+    """A ModelProto still holding external data, or an onnx_ir model whose tensors have no
+    base_dir, names no directory: refused, never read from the working directory."""
+    case = _case("constant")
+    paths = _lay_out(case, tmp_path)
+    unloaded = onnx.load(paths["model"] / "m.onnx", load_external_data=False)
+    with pytest.raises(maxlower.InvalidModelError, match="nothing says which directory"):
+        maxlower.verify(unloaded, paths["model"] / "reference.onnx")
+    nameless = ir.serde.deserialize_model(unloaded)
+    with pytest.raises(maxlower.InvalidModelError, match="nothing says which directory"):
+        maxlower.verify(nameless, paths["model"] / "reference.onnx")
+    with pytest.raises(maxlower.InvalidModelError, match="nothing says which directory"):
+        maxlower.convert(nameless, 12)
+    converted = maxlower.convert(nameless, 12, base_dir=paths["model"])
+    assert maxlower.verify(converted, paths["model"] / "reference.onnx").ok
+
+
+def test_library_reads_each_tensor_from_its_own_directory(tmp_path: pathlib.Path):
+    """An onnx_ir model whose two Constants name the same file in two directories: each
+    is read from its own (a {location: directory} map would read one of them twice)."""
+    parts, twins = [], []
+    for index, values in enumerate(((5, -2, 9, 1), (-7, 8, 0, 3))):
+        case = ExternalCase("constant", "w.bin", "float32", values, 0, 13, 12)
+        paths = _lay_out(case, tmp_path / f"part{index}")
+        parts.append(ir.load(paths["model"] / "m.onnx"))
+        twins.append(case.weights())
+    first, second = parts
+    constant = second.graph.node(0)
+    second.graph.remove(constant)
+    constant.outputs[0].name = "w2"
+    first.graph.insert_before(first.graph.node(1), constant)
+    maximum = first.graph.node(2)
+    maximum.replace_input_with(0, first.graph.node(0).outputs[0])
+    maximum.replace_input_with(1, constant.outputs[0])
+    tail = ir.node("Max", [first.graph.inputs[0], maximum.outputs[0]], name="max_x")
+    first.graph.append(tail)
+    result = first.graph.outputs[0]
+    first.graph.outputs[0] = tail.outputs[0]
+    tail.outputs[0].name, result.name = "y", "w_max"
+    tail.outputs[0].type, tail.outputs[0].shape = result.type, result.shape
+    converted = maxlower.convert(first, 12)  # read in: its tensors come from two places
+    x = X.astype(np.float32)
+    got = onnxruntime_session(ir.to_proto(converted)).run(None, {"x": x})[0]
+    assert np.array_equal(got, np.maximum(x, np.maximum(*twins)))
+    assert maxlower.verify(first, converted).ok

@@ -24,7 +24,7 @@ import onnx
 import onnx_ir as ir
 
 from maxlower.api import InvalidModelError, deserialize, serialize
-from maxlower.external import external_protos, inlined, ir_location_dirs
+from maxlower.external import external_protos, inlined, ir_external_tensors, ir_read_all_in
 from maxlower.io import load_model
 from maxlower.verify.compare import Comparison, compare, equal_elements, is_float
 from maxlower.verify.inputs import Trial, axes_inputs, generate_trials, input_specs
@@ -404,9 +404,10 @@ def _as_proto(model: ModelInput, side: str) -> onnx.ModelProto:
             f"the {side} model must be an onnx.ModelProto, an onnx_ir.Model or a "
             f"path, not {type(model).__name__}"
         )
-    directories = ir_location_dirs(model)
-    proto = serialize(model)
-    return inlined(proto, directories) if directories else proto
+    if ir_external_tensors(model):
+        model = model.clone()
+        ir_read_all_in(model)  # each tensor from its own directory
+    return serialize(model)
 
 
 def _load_inputs(inputs, model: onnx.ModelProto) -> dict[str, np.ndarray]:
