@@ -13,6 +13,7 @@ import click
 
 from maxlower import __version__, pipeline
 from maxlower.api import LATEST_OPSET, InvalidModelError, check_target_opset
+from maxlower.external import inlined
 from maxlower.inspect import FamilyNode, Plan, family_nodes, in_graph_order, plan_conversion
 from maxlower.io import (
     Progress,
@@ -24,7 +25,7 @@ from maxlower.io import (
     same_file,
     write_checked,
 )
-from maxlower.pipeline import Job, in_memory
+from maxlower.pipeline import Job
 from maxlower.profiles import load_profile, shipped_profiles
 from maxlower.safety import atomic_write_text, check_output, load_comparable
 from maxlower.verify.cli import (
@@ -365,7 +366,7 @@ def _run_and_write(
     base_dir = input_path.parent
     original = None
     if verification.enabled:  # the input as it is before the pipeline changes it
-        original = in_memory(prepared, base_dir)
+        original = inlined(prepared, base_dir)  # every external tensor, from base_dir
     outcome = pipeline.run(prepared, job, base_dir, progress=progress)
     report = outcome.report
     if not quiet:
@@ -377,7 +378,7 @@ def _run_and_write(
         with _verifying(progress, verification):
             allowed = verification.allows_writing(
                 original,
-                in_memory(outcome.proto, outcome.checked.base_dirs),
+                inlined(outcome.proto, outcome.checked.base_dirs),
                 None if dry_run else output_path,
                 quiet=quiet,
             )

@@ -13,9 +13,11 @@ serialises the whole model and the inference pass deserialises it again; on a gr
 20,000 nodes that cost seconds (see benchmarks/RESULTS.md).
 
 External data stays where it is until the output is written: tensors are memory-mapped and
-only the pages a rewrite reads (constant axes, say) are touched. The output's data file is
-filled with `copy_file_range` (onnx_ir's `ExternalTensor.tofile`), in the kernel, so writing
-a model of many GB takes little memory.
+only the pages a rewrite reads (constant axes, say) are touched. Every read goes through
+maxlower.external, from the model's own directory (never the working directory); tensors in
+attributes (a Constant's value) are read in when the graph is built. The output's data file
+is filled with `copy_file_range` (onnx_ir's `ExternalTensor.tofile`), in the kernel, so
+writing a model of many GB takes little memory.
 """
 
 from __future__ import annotations
@@ -622,12 +624,6 @@ def _write_external_data(
         ):
             entry = tensor.external_data.add()
             entry.key, entry.value = key, value
-
-
-def initializer_protos(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
-    """The initializers of `graph` and of every subgraph inside it, in order."""
-    for each in graph_protos(graph):
-        yield from each.initializer
 
 
 def _temp_name(directory: pathlib.Path, prefix: str, suffix: str) -> str:

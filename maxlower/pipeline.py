@@ -30,7 +30,6 @@ import onnx_ir as ir
 
 from maxlower import training_info
 from maxlower.api import InvalidModelError, check_target_opset
-from maxlower.external import inlined
 from maxlower.inspect import in_graph_order, place_of
 from maxlower.io import (
     QUIET,
@@ -258,15 +257,6 @@ def normalise_opset_imports(proto: onnx.ModelProto) -> None:
         imports.extend(onnx.helper.make_opsetid(domain, versions[domain]) for domain in order)
 
 
-def in_memory(
-    proto: onnx.ModelProto, base_dirs: str | os.PathLike | dict[str, str]
-) -> onnx.ModelProto:
-    """A copy of `proto` with every external tensor read in (what the verifier runs),
-    wherever it sits; they lie in `base_dirs` (one directory, or {location: directory} as
-    CheckedModel has it), never in the working directory (maxlower.external)."""
-    return inlined(proto, base_dirs)
-
-
 def _copy(message):
     copy = type(message)()
     copy.CopyFrom(message)
@@ -321,7 +311,6 @@ __all__ = [
     "Job",
     "Outcome",
     "Report",
-    "in_memory",
     "normalise_opset_imports",
     "prepare",
     "run",
