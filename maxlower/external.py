@@ -23,8 +23,8 @@ gets main-graph weights as typed inputs and everything else read in (maxlower.io
 read goes through onnx_ir's `ExternalTensor`, with the model's directory, after
 `maxlower.safety.check_model_data` has checked the location.
 
-onnx.external_data_helper does not fit: `load_external_data_for_model` walks initializers
-and attributes but not functions, sparse tensors or training_info, and resolves through
+onnx.external_data_helper does not fit: `load_external_data_for_model` walks initializers,
+attributes and functions but not sparse tensors or training_info, and resolves through
 onnx's C++ loader, which refuses every symlink; onnx_ir's `load_to_model` reads only
 initializers.
 """
