@@ -79,13 +79,15 @@ def run_job(
     path = pathlib.Path(base_dir) / _LABEL
     prepared = _labelled(lambda: pipeline.prepare(proto, path, directory_known=known))
     outcome = _labelled(lambda: pipeline.run(prepared, job, base_dir))
-    if isinstance(model, ir.Model):
-        converted = deserialize(outcome.proto)
-        if outcome.checked.base_dirs:
-            ir.external_data.set_base_dir(converted.graph, base_dir)
-        # (mypy cannot rule out a class deriving from both ModelProto and ir.Model)
-        return cast(ModelLike, converted), outcome.report
-    return outcome.proto, outcome.report
+    if not isinstance(model, ir.Model):
+        return outcome.proto, outcome.report
+    converted = deserialize(outcome.proto)
+    if outcome.checked.base_dirs:
+        from maxlower.external import set_base_dirs
+
+        set_base_dirs(converted, base_dir)
+    # (mypy cannot rule out a class deriving from both ModelProto and ir.Model)
+    return cast(ModelLike, converted), outcome.report
 
 
 # What the pipeline's messages call a model that has no file (the command line says IN).
@@ -111,14 +113,15 @@ def _as_proto(
 ) -> tuple[onnx.ModelProto, str]:
     """A protobuf copy of `model` and the directory of its external data."""
     if isinstance(model, ir.Model):
-        directories = {
-            str(value.const_value.base_dir)
-            for graph in model.graphs()
-            for value in graph.initializers.values()
-            if isinstance(value.const_value, ir.ExternalTensor)
-        }
-        if len(directories) > 1:  # tensors from several places: read them in
-            model = ir.external_data.load_to_model(model.clone())
+        from maxlower.external import ir_external_tensors, ir_read_all_in
+
+        # every external tensor, attributes and functions too
+        directories = {str(t.base_dir or "") for t in ir_external_tensors(model)}
+        if len(directories) > 1 or "" in directories:
+            # tensors from several places (or from one nobody named): read them in, each
+            # from its own directory (base_dir where it has none)
+            model = model.clone()
+            ir_read_all_in(model, base_dir)
             directories = set()
         found = directories.pop() if directories else None
         return serialize(model), str(base_dir or found or os.curdir)

@@ -15,6 +15,7 @@ import click
 
 from maxlower import __version__, pipeline
 from maxlower.api import LATEST_OPSET, InvalidModelError, check_target_opset
+from maxlower.external import inlined
 from maxlower.files import Outputs, raising_on_termination, same_file
 from maxlower.inspect import FamilyNode, Plan, family_nodes, in_graph_order, plan_conversion
 from maxlower.io import (
@@ -26,7 +27,7 @@ from maxlower.io import (
     model_from_proto,
     write_checked,
 )
-from maxlower.pipeline import Job, in_memory
+from maxlower.pipeline import Job
 from maxlower.profiles import load_profile, shipped_profiles
 from maxlower.safety import load_comparable
 from maxlower.verify.cli import (
@@ -380,7 +381,7 @@ def _run_and_write(
         base_dir = input_path.parent
         original = None
         if verification.enabled:  # the input as it is before the pipeline changes it
-            original = in_memory(prepared, base_dir)
+            original = inlined(prepared, base_dir)  # every external tensor, from base_dir
         outcome = pipeline.run(prepared, job, base_dir, progress=progress)
         for location, directory in outcome.checked.base_dirs.items():
             outputs.read(os.path.join(directory, location), READ_EXTERNAL)
@@ -394,7 +395,7 @@ def _run_and_write(
             with _verifying(progress, verification):
                 allowed = verification.allows_writing(
                     original,
-                    in_memory(outcome.proto, outcome.checked.base_dirs),
+                    inlined(outcome.proto, outcome.checked.base_dirs),
                     None if dry_run else output_path,
                     quiet=quiet,
                 )

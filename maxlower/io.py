@@ -13,9 +13,11 @@ serialises the whole model and the inference pass deserialises it again; on a gr
 20,000 nodes that cost seconds (see benchmarks/RESULTS.md).
 
 External data stays where it is until the output is written: tensors are memory-mapped and
-only the pages a rewrite reads (constant axes, say) are touched. The output's data file is
-filled with `copy_file_range` (onnx_ir's `ExternalTensor.tofile`), in the kernel, so writing
-a model of many GB takes little memory.
+only the pages a rewrite reads (constant axes, say) are touched. Every read goes through
+maxlower.external, from the model's own directory (never the working directory); tensors in
+attributes (a Constant's value) are read in when the graph is built. The output's data file
+is filled with `copy_file_range` (onnx_ir's `ExternalTensor.tofile`), in the kernel, so
+writing a model of many GB takes little memory.
 """
 
 from __future__ import annotations
@@ -35,7 +37,20 @@ import onnx_ir as ir
 from google.protobuf.message import DecodeError
 
 from maxlower.api import InvalidModelError, deserialize, serialize
+from maxlower.external import (
+    all_graphs,
+    base_dir_of,
+    external_protos,
+    ir_external_tensors,
+    ir_location_dirs,
+    location,
+    location_dirs,
+    read_all_in,
+    read_in,
+    set_base_dirs,
+)
 from maxlower.files import MODEL_FILE_LIMIT, Outputs, read_input
+from maxlower.safety import tensors
 from passes.errors import concise
 from passes.graph_utils import (
     SHAPE_SOURCES,
@@ -179,7 +194,7 @@ def model_from_proto(
     read lazily from there)."""
     with progress.stage("building the graph"):
         model = deserialize(proto)
-        ir.external_data.set_base_dir(model.graph, str(base_dir))
+        set_base_dirs(model, base_dir)
     return model
 
 
@@ -219,15 +234,32 @@ def check_and_infer(
     typed graph inputs, as onnx_ir's CheckerPass passes them, so weights are never read or
     copied. External ones of at most 1000 bytes (axes saved with the weights, say) are read
     when `base_dirs` says where their files are (one directory, or {location: directory}):
-    inference then sees their values as it would if they were in the protobuf.
+    inference then sees their values as it would if they were in the protobuf. Every other
+    external tensor (a Constant's value, a subgraph's initializer, a function's or
+    training_info's tensors) is read in from `base_dirs`: given as bytes, onnx's checker
+    would look for its file in the working directory (maxlower.external).
     """
     light, restore = _light_model(proto, base_dirs)
+    serialized = light.SerializeToString()  # once: the C++ calls take the bytes
+    # Every external tensor names a location (maxlower.safety): bytes without the word hold
+    # none, which spares most models a walk of every attribute.
+    elsewhere = _other_external(light) if b"location" in serialized else []
+    if elsewhere:
+        if light is proto:
+            light = onnx.ModelProto()
+            light.CopyFrom(proto)
+            elsewhere = _other_external(light)
+        originals = [(_copy(tensor), index) for tensor, index in elsewhere]
+        read_all_in([tensor for tensor, _ in elsewhere], base_dirs)
+        serialized = light.SerializeToString()
     try:
-        inferred = _check_and_infer_light(light)
+        inferred = _check_and_infer_light(serialized)
     except ValueError as error:  # onnx's C++ code: an element type it does not know, say
         raise onnx.checker.ValidationError(concise(error)) from error
     forget_generated_dim_names_in_proto(inferred)  # unk__0 may name dims of different sizes
     keep_declared_outputs(inferred, declared_outputs(proto))
+    if elsewhere:
+        _put_back(inferred, originals)
     return restore(inferred)
 
 
@@ -272,8 +304,7 @@ def keep_declared_outputs(proto: onnx.ModelProto, declared: DeclaredOutputs) -> 
         output.CopyFrom(original)
 
 
-def _check_and_infer_light(light: onnx.ModelProto) -> onnx.ModelProto:
-    serialized = light.SerializeToString()  # once: the C++ calls take the bytes
+def _check_and_infer_light(serialized: bytes) -> onnx.ModelProto:
     onnx.checker.check_model(serialized)
     try:
         inferred = onnx.shape_inference.infer_shapes(
@@ -332,11 +363,11 @@ def _light_model(
         if _nbytes(tensor) > _CHECKER_TENSOR_LIMIT:
             heavy.append(tensor)
         elif tensor.data_location == onnx.TensorProto.EXTERNAL:
-            base_dir = _base_dir_for(tensor, base_dirs)
+            base_dir = base_dir_of(tensor, base_dirs)
             if base_dir is None:
                 heavy.append(tensor)
             else:
-                loaded[tensor.name] = _read_small_external(tensor, base_dir)
+                loaded[tensor.name] = read_in(tensor, base_dir)
     if not heavy and not loaded:
         return proto, lambda derived: derived
     heavy_names = {t.name for t in heavy}
@@ -371,33 +402,41 @@ def _light_model(
     return light, restore
 
 
-def _base_dir_for(
-    tensor: onnx.TensorProto, base_dirs: str | os.PathLike | dict[str, str] | None
-) -> str | None:
-    if base_dirs is None or isinstance(base_dirs, str | os.PathLike):
-        return None if base_dirs is None else str(base_dirs)
-    return base_dirs.get(_location(tensor))
+def _other_external(proto: onnx.ModelProto) -> list[tuple[onnx.TensorProto, int]]:
+    """The external tensors of `proto` other than main-graph initializers, each with its
+    position among all such tensors (external or not), in a walk that inference keeps."""
+    return [
+        (tensor, index)
+        for index, tensor in enumerate(_other_tensors(proto))
+        if tensor.data_location == onnx.TensorProto.EXTERNAL
+    ]
 
 
-def _read_small_external(tensor: onnx.TensorProto, base_dir: str) -> onnx.TensorProto:
-    """A copy of `tensor` with its (at most 1000) bytes in raw_data; onnx_ir's ExternalTensor
-    reads them, with its checks that the file lies inside the model's directory."""
-    external = ir.serde.deserialize_tensor(tensor, base_dir)
-    try:
-        data = external.tobytes()
-    except (OSError, ValueError) as error:
-        raise InvalidModelError(
-            f"cannot read the external data of tensor {tensor.name!r} ({concise(error)})"
-        ) from error
-    finally:
-        if isinstance(external, ir.ExternalTensor):
-            external.release()
-    inline = onnx.TensorProto()
-    inline.CopyFrom(tensor)
-    inline.ClearField("external_data")
-    inline.data_location = onnx.TensorProto.DEFAULT
-    inline.raw_data = data
-    return inline
+def _other_tensors(proto: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
+    """Every tensor but the main graph's initializers: other graphs' initializers
+    (subgraphs, training_info), then the rest (sparse tensors, attributes, functions)."""
+    for index, graph in enumerate(all_graphs(proto)):
+        if index:
+            yield from graph.initializer
+    yield from (t for t, _ in tensors(proto, initializers=False))
+
+
+def _copy(tensor: onnx.TensorProto) -> onnx.TensorProto:
+    copy = onnx.TensorProto()
+    copy.CopyFrom(tensor)
+    return copy
+
+
+def _put_back(derived: onnx.ModelProto, originals: list[tuple[onnx.TensorProto, int]]) -> None:
+    """Inference adds types but keeps every node, attribute and initializer in place: the
+    tensors read in for it become the external ones they were."""
+    if not originals:
+        return
+    walked = list(_other_tensors(derived))
+    for original, index in originals:
+        if index >= len(walked) or walked[index].name != original.name:
+            raise AssertionError(f"shape inference moved tensor {original.name!r}")
+        walked[index].CopyFrom(original)
 
 
 def _nbytes(tensor: onnx.TensorProto) -> float:
@@ -442,7 +481,7 @@ def check_result(
     types shape inference gives; raises onnx's checker or inference error if the model
     fails. Outputs in `declared` (the input model's `declared_outputs`) keep its types."""
     with progress.stage("checking the result (onnx.checker, full check)"):
-        base_dirs = {str(t.location): str(t.base_dir) for t in _external_tensors(model)}
+        base_dirs = ir_location_dirs(model)
         proto = serialize(model)
         if declared:
             keep_declared_outputs(proto, declared)
@@ -459,11 +498,7 @@ def check_proto_result(
     """`check_result` for a converted protobuf whose external tensors all lie in
     `base_dir` (what maxlower.sparse returns). `checked_already`: the caller knows that the
     input's full check and types stand for `proto` (see maxlower.pipeline.run)."""
-    base_dirs = {
-        _location(t): str(base_dir)
-        for t in initializer_protos(proto.graph)
-        if t.data_location == onnx.TensorProto.EXTERNAL
-    }
+    base_dirs = location_dirs(proto, base_dir)
     if checked_already:
         return CheckedModel(proto, base_dirs)
     with progress.stage("checking the result (onnx.checker, full check)"):
@@ -525,23 +560,32 @@ def write_checked(
 
 
 def _large_initializers(proto: onnx.ModelProto, base_dirs: dict[str, str]) -> bool:
-    """Whether some initializer goes to the data file (over EXTERNAL_SIZE_THRESHOLD)."""
+    """Whether some tensor goes to the data file (over EXTERNAL_SIZE_THRESHOLD)."""
     return any(
-        _source(t, base_dirs).nbytes > EXTERNAL_SIZE_THRESHOLD
-        for t in initializer_protos(proto.graph)
+        _source(t, base_dirs).nbytes > EXTERNAL_SIZE_THRESHOLD for t in _data_candidates(proto)
     )
 
 
-def _source(tensor: onnx.TensorProto, base_dirs: dict[str, str]):
-    external = tensor.data_location == onnx.TensorProto.EXTERNAL
-    return ir.serde.deserialize_tensor(
-        tensor, base_dirs.get(_location(tensor), "") if external else ""
-    )
+def _data_candidates(proto: onnx.ModelProto) -> list[onnx.TensorProto]:
+    """The tensors that may go to the data file: every initializer (in every graph) and
+    every other external tensor (a Constant's value, a function's, training_info's)."""
+    initializers = [t for graph in all_graphs(proto) for t in graph.initializer]
+    return [*initializers, *external_protos(proto, initializers=False, checked=True)]
+
+
+def _source(tensor: onnx.TensorProto, base_dirs: dict[str, str]) -> ir.TensorProtocol:
+    """The tensor's data, an external one read from the directory `base_dirs` gives its
+    location, never from the working directory."""
+    if tensor.data_location != onnx.TensorProto.EXTERNAL:
+        return ir.serde.deserialize_tensor(tensor, "")
+    if not base_dirs.get(location(tensor)):
+        raise AssertionError(f"no directory for the external tensor {tensor.name!r}")
+    return ir.serde.deserialize_tensor(tensor, base_dirs[location(tensor)])
 
 
 def _inline_external_data(proto: onnx.ModelProto, base_dirs: dict[str, str]) -> None:
     """Read every (small) external tensor into the protobuf."""
-    for tensor in initializer_protos(proto.graph):
+    for tensor in _data_candidates(proto):
         if tensor.data_location == onnx.TensorProto.EXTERNAL:
             source = _source(tensor, base_dirs)
             tensor.CopyFrom(onnx.numpy_helper.from_array(source.numpy(), tensor.name))
@@ -556,10 +600,13 @@ def _write_external_data(
     progress: Progress,
 ) -> None:
     """Write every initializer over the threshold (in every graph) to `temp_data`, and point
-    its TensorProto at `data_name`, the name the file will have. Small external tensors
-    are read into the protobuf."""
+    its TensorProto at `data_name`, the name the file will have. So are the other external
+    tensors over it (a Constant's value, a function's, training_info's): every location
+    the output names is its own data file. Small external tensors are read into the
+    protobuf. Each source is read from the directory `base_dirs` gives its location,
+    never from the working directory."""
     large, sources = [], []
-    for tensor in initializer_protos(proto.graph):
+    for tensor in _data_candidates(proto):
         external = tensor.data_location == onnx.TensorProto.EXTERNAL
         source = _source(tensor, base_dirs)
         if source.nbytes > EXTERNAL_SIZE_THRESHOLD:
@@ -597,25 +644,7 @@ def _write_external_data(
             entry.key, entry.value = key, value
 
 
-def initializer_protos(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
-    """The initializers of `graph` and of every subgraph inside it, in order."""
-    for each in graph_protos(graph):
-        yield from each.initializer
-
-
-def _location(tensor: onnx.TensorProto) -> str:
-    return next((e.value for e in tensor.external_data if e.key == "location"), "")
-
-
 def external_data_files(*models: ir.Model) -> set[str]:
-    """The paths of the files the models' external tensors read."""
-    return {tensor.path for model in models for tensor in _external_tensors(model)}
-
-
-def _external_tensors(model: ir.Model) -> list[ir.ExternalTensor]:
-    return [
-        value.const_value
-        for graph in model.graphs()
-        for value in graph.initializers.values()
-        if isinstance(value.const_value, ir.ExternalTensor)
-    ]
+    """The paths of the files the models' external tensors read (attributes, subgraphs and
+    functions included)."""
+    return {tensor.path for model in models for tensor in ir_external_tensors(model)}

@@ -29,6 +29,7 @@ from typing import Any, cast
 import onnx
 import onnx_ir as ir
 
+from maxlower import training_info
 from maxlower.api import InvalidModelError, check_target_opset
 from maxlower.inspect import FamilyNode, in_graph_order, place_of
 from maxlower.io import (
@@ -40,7 +41,6 @@ from maxlower.io import (
     check_proto_result,
     check_result,
     declared_outputs,
-    initializer_protos,
     model_from_proto,
     use_refined_outputs,
 )
@@ -186,6 +186,8 @@ def run(
         check_target_opset(job.opset)
     if source is None:
         raise InvalidModelError("the model imports no default-domain ('' / ai.onnx) opset")
+    if job.opset is not None:
+        training_info.check_unchanged_at(prepared, source, job.opset)
     if job.opset is not None and job.profile is not None:
         # Convert, then lower what conversion wrote, typed and checked as a file of it
         # would be: `convert --profile P` is `convert` then `lower --profile P`.
@@ -213,6 +215,7 @@ def run(
         unchanged = sparse.changed_nodes == 0
         checked = check_proto_result(sparse.proto, base_dir, progress, checked_already=unchanged)
         return Outcome(checked, report)
+    training = training_info.set_aside(prepared)
     model, declared = whole_graph(prepared, base_dir, progress)
     del prepared
     if job.opset is not None:
@@ -224,7 +227,9 @@ def run(
     if job.profile is not None:
         with progress.stage(f"lowering for profile {job.profile.name!r}"):
             report.lowerings = LegalizePass(job.profile)(model).lowerings
-    return Outcome(check_result(model, progress, declared), report)
+    checked = check_result(model, progress, declared)
+    training_info.put_back(checked, training, base_dir)
+    return Outcome(checked, report)
 
 
 def whole_graph(
@@ -254,23 +259,6 @@ def normalise_opset_imports(proto: onnx.ModelProto) -> None:
         order = list(dict.fromkeys("" if e.domain == "ai.onnx" else e.domain for e in imports))
         del imports[:]
         imports.extend(onnx.helper.make_opsetid(domain, versions[domain]) for domain in order)
-
-
-def in_memory(
-    proto: onnx.ModelProto, base_dirs: str | os.PathLike[str] | dict[str, str]
-) -> onnx.ModelProto:
-    """A copy of `proto` with its external tensors read in (what the verifier runs); they
-    lie in `base_dirs` (one directory, or {location: directory} as CheckedModel has it)."""
-    copy = onnx.ModelProto()
-    copy.CopyFrom(proto)
-    for tensor in initializer_protos(copy.graph):
-        if tensor.data_location != onnx.TensorProto.EXTERNAL:
-            continue
-        location = next(e.value for e in tensor.external_data if e.key == "location")
-        where = base_dirs if not isinstance(base_dirs, dict) else base_dirs[location]
-        loaded = ir.serde.deserialize_tensor(tensor, str(where))
-        tensor.CopyFrom(ir.serde.serialize_tensor(ir.Tensor(loaded.numpy(), name=tensor.name)))
-    return copy
 
 
 def _copy(message: onnx.ValueInfoProto) -> onnx.ValueInfoProto:
@@ -327,7 +315,6 @@ __all__ = [
     "Job",
     "Outcome",
     "Report",
-    "in_memory",
     "normalise_opset_imports",
     "prepare",
     "run",

@@ -47,6 +47,7 @@ import onnx
 import onnx_ir as ir
 
 from maxlower.api import check_target_opset, deserialize
+from maxlower.external import set_base_dirs
 from maxlower.inspect import family_nodes_of_graph_proto, in_graph_order
 from maxlower.replay import Template, signature_groups
 from passes.builder import FAMILY, schema_version
@@ -126,8 +127,7 @@ class _SmallConversion:
         indices, partial, typing = _partial_model(proto, nodes, changing)
         model = deserialize(partial)
         _type_values(model.graph, typing)
-        if any(t.data_location == onnx.TensorProto.EXTERNAL for t in partial.graph.initializer):
-            ir.external_data.set_base_dir(model.graph, base_dir)  # (a walk of every tensor)
+        set_base_dirs(model, base_dir)  # initializers and a Constant's value alike
         originals = list(model.graph)
         anchors = [_anchor_after(model.graph, node) for node in originals]
         boundary = _boundary(model)

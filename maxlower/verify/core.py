@@ -24,6 +24,7 @@ import onnx
 import onnx_ir as ir
 
 from maxlower.api import InvalidModelError, deserialize, serialize
+from maxlower.external import external_protos, inlined, ir_external_tensors, ir_read_all_in
 from maxlower.io import load_model
 from maxlower.verify.compare import Comparison, compare, equal_elements, is_float
 from maxlower.verify.inputs import Trial, axes_inputs, generate_trials, input_specs, load_npz
@@ -389,21 +390,22 @@ def _interface_differences(
 
 
 def _as_proto(model: ModelInput, side: str) -> onnx.ModelProto:
-    if isinstance(model, onnx.ModelProto):
-        return model
+    """The model as a protobuf with every external tensor read in: onnxruntime and
+    onnx.reference would resolve a relative location against the working directory. A
+    path's tensors lie beside it; an onnx_ir model's know their directory; a ModelProto
+    has none to give (maxlower.external)."""
     if isinstance(model, str | os.PathLike):
         model = load_model(model)
+    if isinstance(model, onnx.ModelProto):
+        return inlined(model, None) if external_protos(model) else model
     if not isinstance(model, ir.Model):
         raise TypeError(
             f"the {side} model must be an onnx.ModelProto, an onnx_ir.Model or a "
             f"path, not {type(model).__name__}"
         )
-    if any(
-        isinstance(v.const_value, ir.ExternalTensor)
-        for g in model.graphs()
-        for v in g.initializers.values()
-    ):
-        model = ir.external_data.load_to_model(model.clone())  # runners read from memory
+    if ir_external_tensors(model):
+        model = model.clone()
+        ir_read_all_in(model)  # each tensor from its own directory
     return serialize(model)
 
 
