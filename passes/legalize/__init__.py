@@ -23,7 +23,6 @@ known (see the profile's `rejection`).
 from __future__ import annotations
 
 import dataclasses
-import itertools
 from typing import Protocol
 
 import onnx_ir as ir
@@ -35,7 +34,8 @@ from passes.function_types import InferFunctionTypesPass
 from passes.graph_utils import containers, node_label
 from passes.legalize import cost
 from passes.legalize.apply import apply_decomposition
-from passes.legalize.scratch import Namer, Scratch, signature, splice
+from passes.legalize.scratch import Scratch, signature, splice
+from passes.names import Namer
 from passes.one_node import MIRROR, mirrors_of
 
 
@@ -98,7 +98,7 @@ class LegalizePass(ir.passes.InPlacePass):
         if model.functions:  # function inputs are untyped: their calls say what they get
             InferFunctionTypesPass()(model)
         lowerings: list[Lowering] = []
-        namer = Namer(model)
+        namer = Namer.of_model(model)
         for where, container, opsets in containers(model):
             opset = opsets.get("")
             if opset is None:
@@ -139,8 +139,6 @@ class _Planner:
         self.opset = opset
         self.in_function = in_function
         self.ir_version = max(ir_version, min_ir_version(opset), 4)
-        self.counter = itertools.count()
-        self.namer = Namer()  # scratch names only need to be unique; the final splice renames
         self._memo: dict[tuple, _Form | _NoForm] = {}
         self._cycles = 0
 
@@ -193,12 +191,10 @@ class _Planner:
 
     def _try(self, node: ir.Node, decomposition, stack: tuple) -> _Form | None:
         scratch = Scratch(node, self.opset, self.ir_version)
+        # Names only need to be unique in the scratch model: the final splice renames.
+        namer = Namer.of_graph(scratch.graph)
         what = apply_decomposition(
-            scratch.node,
-            decomposition,
-            self.opset,
-            in_function=self.in_function,
-            counter=self.counter,
+            scratch.node, decomposition, self.opset, in_function=self.in_function, namer=namer
         )
         if what is None:
             return None
@@ -219,7 +215,7 @@ class _Planner:
                     error.remedy,
                     getattr(error, "missing", {error.remedy}),
                 ) from None
-            splice(sub.graph.clone(), mirrors_of(inner), inner, self.namer)
+            splice(sub.graph.clone(), mirrors_of(inner), inner, namer)
             steps.extend(s for s in sub.steps if s not in steps)
             last_resort |= sub.last_resort
         reference = cost.reference_size(node)

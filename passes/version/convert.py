@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import itertools
 
 import onnx_ir as ir
 
 from passes.builder import FAMILY, Builder, schema_version
 from passes.graph_utils import containers, node_label
+from passes.names import Namer
 from passes.version.registry import ADAPTERS, version_path
 
 
@@ -54,30 +54,32 @@ class ConvertFamilyPass(ir.passes.InPlacePass):
     It moves the default-domain opset import of each graph and function to the target
     (ConvertToOpsetPass, which runs it, owns the import and normalises it)."""
 
-    def __init__(self, target_opset: int) -> None:
+    def __init__(self, target_opset: int, *, namer: Namer | None = None) -> None:
+        """`namer`: where new names come from (default: one that knows the model's)."""
         super().__init__()
         self.target_opset = target_opset
+        self.namer = namer
 
     def call(self, model: ir.Model) -> FamilyResult:
         rewrites: list[Rewrite] = []
         modified = False
+        namer = self.namer if self.namer is not None else Namer.of_model(model)
         for where, container, opsets in containers(model):
             source = opsets.get("")
             if source is None:
                 continue
-            modified |= self._convert_container(where, container, source, rewrites)
+            modified |= self._convert_container(where, container, source, rewrites, namer)
             if source != self.target_opset:
                 opsets[""] = self.target_opset
                 modified = True
         return FamilyResult(model, modified, rewrites)
 
     def _convert_container(
-        self, where: str, container, source_opset: int, rewrites: list[Rewrite]
+        self, where: str, container, source_opset: int, rewrites: list[Rewrite], namer: Namer
     ) -> bool:
         worklist, places = _family_nodes_and_places(
             where, container, source_opset, self.target_opset
         )
-        counter = itertools.count()
         constants: dict = {}
         modified = False
         while worklist:
@@ -91,7 +93,7 @@ class ConvertFamilyPass(ir.passes.InPlacePass):
                     node,
                     culprit=node,
                     on_family=lambda n, v: worklist.append((n, v)),
-                    counter=counter,
+                    namer=namer,
                     in_function=isinstance(container, ir.Function),
                     constants=constants,
                 )

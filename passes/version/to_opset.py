@@ -26,12 +26,14 @@ both there once.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Iterable
 
 import onnx_ir as ir
 
 from passes.builder import min_ir_version
 from passes.function_types import InferFunctionTypesPass
 from passes.graph_utils import containers
+from passes.names import Namer
 from passes.version.convert import ConvertFamilyPass, Rewrite
 from passes.version.other_ops import ConvertOtherOpsPass, OtherOpConversion, source_opsets_of
 
@@ -50,10 +52,19 @@ class ConvertToOpsetPass(ir.passes.InPlacePass):
     """Convert every node of the default domain to `target_opset`, or raise
     ConversionError naming the node that has no exact form there."""
 
-    def __init__(self, target_opset: int, *, expand_functions: bool = False) -> None:
+    def __init__(
+        self,
+        target_opset: int,
+        *,
+        expand_functions: bool = False,
+        reserved_names: Callable[[], Iterable[str]] | None = None,
+    ) -> None:
+        """`reserved_names`: names held outside `model` that new names must avoid too (the
+        rest of the protobuf when the model is a part of it, as in maxlower.sparse)."""
         super().__init__()
         self.target_opset = target_opset
         self.expand_functions = expand_functions
+        self.reserved_names = reserved_names
 
     def requires(self, model: ir.Model) -> None:
         if "" not in model.opset_imports and "ai.onnx" not in model.opset_imports:
@@ -68,12 +79,14 @@ class ConvertToOpsetPass(ir.passes.InPlacePass):
         # construction: the other-op pass converts only their spelling (the list keeps
         # the model's own nodes alive, so their ids stay unique).
         own = [n for _, c, _ in containers(model) for n in ir.traversal.RecursiveGraphIterator(c)]
-        family = ConvertFamilyPass(self.target_opset)(model)
+        namer = Namer.of_model(model, self.reserved_names)  # one for both: names never repeat
+        family = ConvertFamilyPass(self.target_opset, namer=namer)(model)
         others = ConvertOtherOpsPass(
             self.target_opset,
             sources,
             expand_functions=self.expand_functions,
             own={id(n) for n in own},
+            namer=namer,
         )(model)
         ir_version = max(model.ir_version, min_ir_version(self.target_opset), 4)
         modified |= family.modified or others.modified or ir_version != model.ir_version
