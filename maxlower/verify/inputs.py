@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 
 import ml_dtypes
 import numpy as np
@@ -97,9 +97,14 @@ class Trial:
 
 
 def input_specs(
-    model: onnx.ModelProto, given: Mapping[str, np.ndarray] | None = None
+    model: onnx.ModelProto,
+    given: Mapping[str, np.ndarray] | None = None,
+    overridden: Collection[str] = (),
 ) -> list[InputSpec]:
-    """The graph inputs that need feeds (initializers listed as inputs have defaults).
+    """The graph inputs that need feeds. An initializer listed as an input has a default
+    and is run with it, unless it is in `overridden` (the axes inputs, `axes_inputs`),
+    which are fed like the others: a caller may override a default, so a rewrite must
+    hold for every value (the default is among the axes tried).
 
     An input with values in `given` may be of any type and need not declare a shape: the
     array says what it is. Any other must be a tensor of a type the verifier generates.
@@ -108,7 +113,7 @@ def input_specs(
     initializers = {t.name for t in model.graph.initializer}
     specs = []
     for value in model.graph.input:
-        if value.name in initializers:
+        if value.name in initializers and value.name not in overridden and value.name not in given:
             continue
         tensor_type = value.type.tensor_type
         is_tensor = value.type.WhichOneof("value") == "tensor_type"

@@ -23,7 +23,7 @@ import dataclasses
 import onnx_ir as ir
 
 from passes.builder import FAMILY, Builder, schema_version
-from passes.graph_utils import containers, node_label
+from passes.graph_utils import containers, drop_trailing_omitted_inputs, node_label
 from passes.names import Namer
 from passes.version.registry import ADAPTERS, version_path
 
@@ -84,6 +84,7 @@ class ConvertFamilyPass(ir.passes.InPlacePass):
         modified = False
         while worklist:
             node, version = worklist.popleft()
+            modified |= drop_trailing_omitted_inputs(node)
             place = places.get(id(node.graph), where)
             for from_version, to_version in version_path(
                 node.op_type, version, schema_version(node.op_type, self.target_opset)
