@@ -27,9 +27,10 @@ from typing import Protocol
 
 import onnx_ir as ir
 
-from passes.builder import min_ir_version
+from passes.builder import FAMILY, min_ir_version
 from passes.decompose import DECOMPOSITIONS
 from passes.errors import ConversionError
+from passes.function_attrs import ResolveAttributeReferencesPass, unresolved_reference
 from passes.function_types import InferFunctionTypesPass
 from passes.graph_utils import containers, node_label
 from passes.legalize import cost
@@ -95,8 +96,11 @@ class LegalizePass(ir.passes.InPlacePass):
         self.profile = profile
 
     def call(self, model: ir.Model) -> LegalizeResult:
+        resolved = False
         if model.functions:  # function inputs are untyped: their calls say what they get
             InferFunctionTypesPass()(model)
+            # and attributes their calls give are values where every call agrees
+            resolved = ResolveAttributeReferencesPass()(model).modified
         lowerings: list[Lowering] = []
         namer = Namer.of_model(model)
         for where, container, opsets in containers(model):
@@ -110,6 +114,9 @@ class LegalizePass(ir.passes.InPlacePass):
             for node in list(ir.traversal.RecursiveGraphIterator(container)):
                 if node.domain not in ("", "ai.onnx") or node.graph is None:
                     continue
+                unresolved = _unresolved_family_reference(node)
+                if unresolved is not None:  # what the profile says depends on the value
+                    raise unresolved
                 rejection = self.profile.rejection(node, opset)
                 if rejection is None:
                     continue
@@ -128,7 +135,7 @@ class LegalizePass(ir.passes.InPlacePass):
                 splice(form.graph.clone(), mirrors, node, namer)
         if lowerings:  # IR 4 lets the initializers rewrites add stand apart from the inputs
             model.ir_version = max(model.ir_version, 4)
-        return LegalizeResult(model, bool(lowerings), lowerings)
+        return LegalizeResult(model, bool(lowerings) or resolved, lowerings)
 
 
 class _Planner:
@@ -241,6 +248,12 @@ def _remedy(missing: set[str]) -> str:
     return "; or: ".join(
         ([f"a profile that accepts {' or '.join(accepts)}"] if accepts else []) + others
     )
+
+
+def _unresolved_family_reference(node: ir.Node) -> ConversionError | None:
+    if node.domain not in ("", "ai.onnx") or node.op_type not in FAMILY:
+        return None
+    return unresolved_reference(node)
 
 
 def _subgraph_places(where: str, container) -> dict[int, str]:

@@ -23,6 +23,7 @@ import dataclasses
 import onnx_ir as ir
 
 from passes.builder import FAMILY, Builder, schema_version
+from passes.function_attrs import unresolved_reference
 from passes.graph_utils import containers, drop_trailing_omitted_inputs, node_label
 from passes.names import Namer
 from passes.version.registry import ADAPTERS, version_path
@@ -86,9 +87,16 @@ class ConvertFamilyPass(ir.passes.InPlacePass):
             node, version = worklist.popleft()
             modified |= drop_trailing_omitted_inputs(node)
             place = places.get(id(node.graph), where)
-            for from_version, to_version in version_path(
+            steps = version_path(
                 node.op_type, version, schema_version(node.op_type, self.target_opset)
+            )
+            if not all(
+                getattr(ADAPTERS[(node.op_type, *step)], "type_only", False) for step in steps
             ):
+                refusal = unresolved_reference(node)  # the steps read attributes' values
+                if refusal is not None:
+                    raise refusal
+            for from_version, to_version in steps:
                 builder = Builder(
                     self.target_opset,
                     node,

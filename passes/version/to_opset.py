@@ -6,7 +6,9 @@
 The one conversion pass: it runs, in this order,
 
 1. InferFunctionTypesPass, when the model has functions (their inputs are untyped, and the
-   adapters need dtypes and ranks);
+   adapters need dtypes and ranks), and ResolveAttributeReferencesPass (a family node in a
+   function that takes an attribute from its call gets the value, where every call gives
+   the same one);
 2. ConvertFamilyPass: Max, ReduceMax and ArgMax, one schema version at a time. It goes
    first because it removes constants (axes) that only family nodes used;
 3. ConvertOtherOpsPass: every other default-domain node (relabel, own adapter, one node
@@ -31,6 +33,7 @@ from collections.abc import Callable, Iterable
 import onnx_ir as ir
 
 from passes.builder import min_ir_version
+from passes.function_attrs import ResolveAttributeReferencesPass
 from passes.function_types import InferFunctionTypesPass
 from passes.graph_utils import containers
 from passes.names import Namer
@@ -74,6 +77,7 @@ class ConvertToOpsetPass(ir.passes.InPlacePass):
         modified = normalise_opset_imports(model)
         if model.functions:  # (it walks every node to find calls; without functions, for nothing)
             InferFunctionTypesPass()(model)
+            modified |= ResolveAttributeReferencesPass()(model).modified
         sources = source_opsets_of(model)
         # The nodes the family's adapters add mean what they mean at the target by
         # construction: the other-op pass converts only their spelling (the list keeps
