@@ -97,10 +97,11 @@ class LegalizePass(ir.passes.InPlacePass):
 
     def call(self, model: ir.Model) -> LegalizeResult:
         resolved = False
-        if model.functions:  # function inputs are untyped: their calls say what they get
-            InferFunctionTypesPass()(model)
-            # and attributes their calls give are values where every call agrees
+        if model.functions:
+            # Attributes the calls give are values where every call agrees (first: they
+            # decide types), and function inputs are untyped: their calls say what they get.
             resolved = ResolveAttributeReferencesPass()(model).modified
+            InferFunctionTypesPass()(model)
         lowerings: list[Lowering] = []
         namer = Namer.of_model(model)
         for where, container, opsets in containers(model):

@@ -5,10 +5,10 @@
 
 The one conversion pass: it runs, in this order,
 
-1. InferFunctionTypesPass, when the model has functions (their inputs are untyped, and the
-   adapters need dtypes and ranks), and ResolveAttributeReferencesPass (a family node in a
+1. when the model has functions: ResolveAttributeReferencesPass (a family node in a
    function that takes an attribute from its call gets the value, where every call gives
-   the same one);
+   the same one), then InferFunctionTypesPass (function inputs are untyped, and the
+   adapters need dtypes and ranks);
 2. ConvertFamilyPass: Max, ReduceMax and ArgMax, one schema version at a time. It goes
    first because it removes constants (axes) that only family nodes used;
 3. ConvertOtherOpsPass: every other default-domain node (relabel, own adapter, one node
@@ -76,8 +76,8 @@ class ConvertToOpsetPass(ir.passes.InPlacePass):
     def call(self, model: ir.Model) -> ConversionResult:
         modified = normalise_opset_imports(model)
         if model.functions:  # (it walks every node to find calls; without functions, for nothing)
+            modified |= ResolveAttributeReferencesPass()(model).modified  # (they decide types)
             InferFunctionTypesPass()(model)
-            modified |= ResolveAttributeReferencesPass()(model).modified
         sources = source_opsets_of(model)
         # The nodes the family's adapters add mean what they mean at the target by
         # construction: the other-op pass converts only their spelling (the list keeps
