@@ -12,22 +12,29 @@ replaced by that value, which changes nothing any call computes. A reference is 
 on the family's nodes, and on calls of other local functions, so that a value passed down
 through nested functions (`G <ax = @ax>`) resolves too.
 
-Where calls disagree, pass the reference on from another function that they do not all
-share, or there is no call, the reference stays: `unresolved_reference` says why, and a pass
-that needs the value refuses the node with that reason (passes.version.convert,
+Where calls disagree, one passes on its own caller's attribute, or there is no call, the
+reference stays. Conversion keeps such a node as it is when its steps leave it unchanged for
+every value the calls give (`unchanged_for_every_call`), and else refuses it, as lowering
+does, with the reason `unresolved_reference` gives (passes.version.convert,
 passes.legalize).
 """
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable
+
 import onnx_ir as ir
 
-from passes.builder import FAMILY
+from passes.builder import FAMILY, Builder
 from passes.errors import ConversionError
 from passes.graph_utils import node_label
+from passes.names import Namer
+from passes.one_node import OneNodeModel
 
 _ABSENT = ("absent",)  # a call that gives no value and a function without a default
 _WHY = "maxlower.unresolved_references"  # node.meta: {attribute: why it stays a reference}
+_VALUES = "maxlower.reference_values"  # node.meta: {attribute: the values the calls give}
 
 
 class ResolveAttributeReferencesPass(ir.passes.InPlacePass):
@@ -53,6 +60,8 @@ class ResolveAttributeReferencesPass(ir.passes.InPlacePass):
             node.meta.setdefault(_WHY, {})[attr.name] = (
                 values if isinstance(values, str) else _differ(attr, values)
             )
+            if not isinstance(values, str):
+                node.meta.setdefault(_VALUES, {})[attr.name] = sorted(values, key=repr)
         return ir.passes.PassResult(model, modified)
 
 
@@ -75,6 +84,45 @@ def unresolved_reference(node: ir.Node) -> ConversionError | None:
         "give every call of the function the same value, or inline the function into its "
         "callers first (onnx.inliner.inline_local_functions)",
     )
+
+
+def unchanged_for_every_call(
+    node: ir.Node, steps: list[Callable[[ir.Node, Builder], str | None]], opset: int
+) -> bool:
+    """Whether the adapter `steps` leave `node` as it is for every value its calls give its
+    referenced attributes (then the node may keep its references: ArgMax-11 with @axis
+    going to 10, where every call gives a non-negative axis). Each combination is tried on
+    a copy of the node alone (passes.one_node)."""
+    refs = [attr for attr in node.attributes.values() if attr.is_ref()]
+    choices = node.meta.get(_VALUES, {})
+    if any(attr.name not in choices for attr in refs):
+        return False
+    for combination in itertools.product(*(choices[attr.name] for attr in refs)):
+        copy = OneNodeModel(node, opset)
+        for attr, value in zip(refs, combination):
+            if value == _ABSENT:
+                del copy.node.attributes[attr.name]
+            else:
+                copy.node.attributes[attr.name] = ir.Attr(attr.name, *value)
+        builder = Builder(
+            opset,
+            copy.node,
+            culprit=copy.node,
+            on_family=lambda n, v: None,
+            in_function=True,
+            namer=Namer.of_graph(copy.graph),
+        )
+        before = ir.serde.serialize_node(copy.node)
+        try:
+            if any(step(copy.node, builder) is not None for step in steps):
+                return False
+        except ConversionError:
+            return False
+        if copy.node.graph is None or len(copy.graph) != 1:
+            return False
+        if ir.serde.serialize_node(copy.node) != before:
+            return False
+    return True
 
 
 def _references(model: ir.Model, calls: dict[tuple, list[ir.Node]]):
@@ -139,4 +187,4 @@ def _values_given(function: ir.Function, name: str, calls: list[ir.Node]) -> set
     return values
 
 
-__all__ = ["ResolveAttributeReferencesPass", "unresolved_reference"]
+__all__ = ["ResolveAttributeReferencesPass", "unchanged_for_every_call", "unresolved_reference"]

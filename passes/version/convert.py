@@ -23,7 +23,7 @@ import dataclasses
 import onnx_ir as ir
 
 from passes.builder import FAMILY, Builder, schema_version
-from passes.function_attrs import unresolved_reference
+from passes.function_attrs import unchanged_for_every_call, unresolved_reference
 from passes.graph_utils import containers, drop_trailing_omitted_inputs, node_label
 from passes.names import Namer
 from passes.version.registry import ADAPTERS, version_path
@@ -90,12 +90,14 @@ class ConvertFamilyPass(ir.passes.InPlacePass):
             steps = version_path(
                 node.op_type, version, schema_version(node.op_type, self.target_opset)
             )
-            if not all(
-                getattr(ADAPTERS[(node.op_type, *step)], "type_only", False) for step in steps
-            ):
-                refusal = unresolved_reference(node)  # the steps read attributes' values
-                if refusal is not None:
+            adapters = [ADAPTERS[(node.op_type, *step)] for step in steps]
+            refusal = unresolved_reference(node)
+            if refusal is not None and not all(getattr(a, "type_only", False) for a in adapters):
+                # The steps read attribute values: fine if none changes the node for any
+                # value the calls give, else no one form fits every call.
+                if not unchanged_for_every_call(node, adapters, self.target_opset):
                     raise refusal
+                continue
             for from_version, to_version in steps:
                 builder = Builder(
                     self.target_opset,
