@@ -1,6 +1,6 @@
 """Hypothesis strategies for models that trip name generation and constant-ness (issue 12).
 
-Each draws a FuzzCase (tests/strategies.py) from a drawn family model changed one way:
+Each draws a FuzzCase (tests/strategies.py) of one class:
 
     colliding_names_cases    values named like the ones the pipeline generates: the names
                              that converting (and lowering) the model makes, harvested by
@@ -8,12 +8,15 @@ Each draws a FuzzCase (tests/strategies.py) from a drawn family model changed on
                              `..._out`, `<node>__const<n>`), as graph inputs, initializers,
                              initializers that are inputs, or node outputs, each returned
                              through an Identity so that the verifier sees its value
-    default_input_cases      initializers that are also graph inputs (IR 4+: defaults a
-                             caller may override), ReduceMax-18 axes among them, and
-                             ReduceMax-18 with its axes given as "" (omitted)
-    attribute_reference_cases  family nodes in function bodies taking axis, axes, keepdims
-                             or select_last_index from the call (`@attr`), the calls giving
-                             one value, a default, or (a second call) another value
+    default_input_cases      ReduceMax-18+ whose axes are an initializer that is also a
+                             graph input (IR 4+: a default a caller may override), a plain
+                             input, or "" (omitted); Max of an input and a weight with a
+                             default
+    attribute_reference_cases  a function whose ArgMax or ReduceMax takes axis, axes,
+                             keepdims or select_last_index from its call (`@attr`), called
+                             up to three times with equal or different values, or with the
+                             function's default; sometimes passed on through a second
+                             function (`Inner <axis = @axis>`)
 
 tests/test_hostile_graphs.py runs each case through tests/test_fuzz_pipeline.check_case:
 convert to the drawn target, lower with the drawn profile, full check, verify, and the
@@ -32,8 +35,7 @@ from onnx import helper, numpy_helper
 import maxlower
 from maxlower.lower import lower
 from passes.errors import ConversionError
-from passes.graph_utils import graph_protos
-from tests.strategies import LATEST, FuzzCase, fuzz_cases
+from tests.strategies import LATEST, PROFILES, FuzzCase, accepted_types, fuzz_cases
 
 # What the generators put after a node's name (passes/builder.py Builder.op and .const,
 # passes/legalize/scratch.py rename, passes/version/one_node.py splice,
@@ -149,111 +151,167 @@ def _add_bystander(model: onnx.ModelProto, name: str, kind: str, i: int) -> None
 
 @st.composite
 def default_input_cases(draw) -> FuzzCase:
-    low = draw(st.sampled_from([18, 18, 1]))  # ReduceMax-18 (axes input) most of the time
-    case = draw(fuzz_cases(opsets=(low, LATEST)))
-    model = onnx.ModelProto()
-    model.CopyFrom(case.model)
-    graph = model.graph
-    inputs = {v.name for v in graph.input}
-    for tensor in graph.initializer:
-        if tensor.name not in inputs and draw(st.booleans() | st.just(True)):
-            graph.input.append(
-                helper.make_tensor_value_info(tensor.name, tensor.data_type, list(tensor.dims))
-            )
-    if _opset(model) >= 18:  # ReduceMax-18 without axes: sometimes spelt with "" (omitted)
-        for node in graph.node:
-            if node.op_type == "ReduceMax" and len(node.input) == 1 and draw(st.booleans()):
-                node.input.append("")
+    """ReduceMax-18+ whose axes are a default (an initializer that is also an input), a
+    plain input, or "" (omitted); and sometimes Max of an input and a weight with a
+    default."""
+    opset = draw(st.integers(18, LATEST))
+    rank = draw(st.integers(1, 3))
+    dims = draw(st.lists(st.integers(1, 3), min_size=rank, max_size=rank))
+    elem = draw(st.sampled_from(_types("ReduceMax", opset)))
+    inputs = [helper.make_tensor_value_info("x", elem, dims)]
+    initializers, nodes, outputs = [], [], []
+    how = draw(st.sampled_from(["default", "default", "empty string", "input"]))
+    keepdims = draw(st.sampled_from([0, 1]))
+    noop = draw(st.sampled_from([0, 1]))
+    attrs = {"keepdims": keepdims, "noop_with_empty_axes": noop}
+    if how == "empty string":
+        nodes.append(helper.make_node("ReduceMax", ["x", ""], ["y"], name="r", **attrs))
+        out_rank = rank if keepdims or noop else 0
+    else:
+        axes = draw(_axes_lists(-rank, rank))
+        inputs.append(helper.make_tensor_value_info("axes", onnx.TensorProto.INT64, [len(axes)]))
+        if how == "default":
+            tensor = helper.make_tensor("axes", onnx.TensorProto.INT64, [len(axes)], axes)
+            initializers.append(tensor)
+        nodes.append(helper.make_node("ReduceMax", ["x", "axes"], ["y"], name="r", **attrs))
+        out_rank = rank if keepdims else rank - len(axes)
+    outputs.append(helper.make_tensor_value_info("y", elem, [None] * out_rank))
+    if draw(st.booleans()):  # a weight with a default, read by Max
+        numpy_type = helper.tensor_dtype_to_np_dtype(elem)
+        weight = (np.arange(int(np.prod(dims))).reshape(dims) - 1).astype(numpy_type)
+        initializers.append(numpy_helper.from_array(weight, "w"))
+        inputs.append(helper.make_tensor_value_info("w", elem, dims))
+        nodes.append(helper.make_node("Max", ["x", "w"], ["m"], name="m"))
+        outputs.append(helper.make_tensor_value_info("m", elem, dims))
+    graph = helper.make_graph(nodes, "defaults", inputs, outputs, initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
     onnx.checker.check_model(model, full_check=True)
-    return dataclasses.replace(case, model=model, via=None)
+    return _case(draw, model)
 
 
-# Attributes of the family that a function body may take from its call.
-_REFERABLE = {
-    "ArgMax": ("axis", "keepdims", "select_last_index"),
-    "ReduceMax": ("axes", "keepdims"),
-}
+def _axes_lists(low: int, rank: int):
+    return st.lists(
+        st.integers(low, rank - 1), min_size=1, max_size=rank, unique_by=lambda a: a % rank
+    )
+
+
+def _types(op: str, opset: int) -> list[int]:
+    """Element types onnxruntime runs `op` on, among those ONNX admits at `opset` (so that
+    the verifier compares most cases)."""
+    usual = [onnx.TensorProto.FLOAT, onnx.TensorProto.INT32, onnx.TensorProto.INT64]
+    return [t for t in usual if t in accepted_types(op, opset)]
+
+
+def _case(draw, model: onnx.ModelProto) -> FuzzCase:
+    profile = draw(st.sampled_from([None, *PROFILES]))
+    return FuzzCase(model, draw(st.integers(1, LATEST)), profile, draw(st.integers(0, 2**16)))
 
 
 @st.composite
 def attribute_reference_cases(draw) -> FuzzCase:
-    case = draw(fuzz_cases(opsets=(7, LATEST)))
-    model = onnx.ModelProto()
-    model.CopyFrom(case.model)
-    if not model.functions:
-        return dataclasses.replace(case, via=None)
-    every_node = [n for graph in graph_protos(model.graph) for n in graph.node]
-    for function in model.functions:
-        calls = [n for n in every_node if n.op_type == function.name]
-        for node in function.node:
-            for attribute in list(node.attribute):
-                if attribute.name not in _REFERABLE.get(node.op_type, ()):
-                    continue
-                if not draw(st.booleans() | st.just(True)):
-                    continue
-                _refer(function, node, attribute, calls, draw)
-    _add_second_call(model, draw)
+    """A function whose ArgMax or ReduceMax takes attributes from its call (@attr), called
+    one to three times, each call giving the first call's values or its own, or leaving
+    them to the function's default; sometimes through a second function that passes the
+    attributes on (`Inner <axis = @axis>`)."""
+    opset = draw(st.integers(7, LATEST))
+    op = draw(st.sampled_from(["ArgMax", "ReduceMax"]))
+    rank = draw(st.integers(1, 3))
+    dims = draw(st.lists(st.integers(1, 3), min_size=rank, max_size=rank))
+    elem = draw(st.sampled_from(_types(op, opset)))
+    refs = draw(st.lists(st.sampled_from(_referable(op, opset)), min_size=1, unique=True))
+    defaulted = {name for name in refs if draw(st.booleans())}
+    first = _attribute_values(draw, op, opset, rank)
+    calls, outputs = [], []
+    for k in range(draw(st.integers(1, 3))):
+        values = (
+            first if k == 0 or draw(st.booleans()) else _attribute_values(draw, op, opset, rank)
+        )
+        given = {n: values[n] for n in refs if n not in defaulted}
+        calls.append(
+            helper.make_node("F", ["x"], [f"y{k}"], domain="local", name=f"call{k}", **given)
+        )
+        # The body fixes what it does not refer to; a defaulted one is the first's too.
+        effective = {**first, **given}
+        dims_out = _out_dims(op, dims, effective)
+        elem_out = onnx.TensorProto.INT64 if op == "ArgMax" else elem
+        outputs.append(helper.make_tensor_value_info(f"y{k}", elem_out, dims_out))
+    body = helper.make_node(
+        op, ["X"], ["Y"], name="body", **{n: v for n, v in first.items() if n not in refs}
+    )
+    body.attribute.extend(_references(refs))
+    function = helper.make_function(
+        "local",
+        "F",
+        ["X"],
+        ["Y"],
+        [body],
+        [helper.make_opsetid("", opset)],
+        attributes=[n for n in refs if n not in defaulted],
+    )
+    function.attribute_proto.extend(helper.make_attribute(n, first[n]) for n in sorted(defaulted))
+    functions = [function]
+    if draw(st.booleans()):  # F calls Inner, passing its attributes on
+        inner = onnx.FunctionProto()
+        inner.CopyFrom(function)
+        inner.name = "Inner"
+        del inner.attribute_proto[:]
+        del inner.attribute[:]
+        inner.attribute.extend(refs)
+        passing = helper.make_node("Inner", ["X"], ["Y"], domain="local", name="pass_on")
+        passing.attribute.extend(_references(refs))
+        del function.node[:]
+        function.node.append(passing)
+        function.opset_import.append(helper.make_opsetid("local", 1))
+        functions.append(inner)
+    x = helper.make_tensor_value_info("x", elem, dims)
+    graph = helper.make_graph(calls, "references", [x], outputs)
+    imports = [helper.make_opsetid("", opset), helper.make_opsetid("local", 1)]
+    model = helper.make_model(graph, opset_imports=imports, functions=functions)
+    model.ir_version = 8
     onnx.checker.check_model(model, full_check=True)
-    return dataclasses.replace(case, model=model, via=None)
+    return _case(draw, model)
 
 
-def _refer(function, node, attribute, calls, draw) -> None:
-    """`node`'s attribute read from the call as @<name>: the calls give the value, or the
-    function's default does."""
-    name = f"{node.op_type.lower()}_{attribute.name}"
-    value = helper.get_attribute_value(attribute)
-    reference = onnx.AttributeProto(name=attribute.name, ref_attr_name=name, type=attribute.type)
-    node.attribute.remove(attribute)
-    node.attribute.append(reference)
-    if name in function.attribute or any(a.name == name for a in function.attribute_proto):
-        return
-    if draw(st.booleans()):  # a default in the function, the calls leave it out
-        function.attribute_proto.append(helper.make_attribute(name, value))
+_ATTRIBUTE_TYPES = {
+    "axis": onnx.AttributeProto.INT,
+    "keepdims": onnx.AttributeProto.INT,
+    "select_last_index": onnx.AttributeProto.INT,
+    "axes": onnx.AttributeProto.INTS,
+}
+
+
+def _references(names: list[str]) -> list[onnx.AttributeProto]:
+    return [onnx.AttributeProto(name=n, ref_attr_name=n, type=_ATTRIBUTE_TYPES[n]) for n in names]
+
+
+def _referable(op: str, opset: int) -> list[str]:
+    if op == "ArgMax":
+        return ["axis", "keepdims"] + (["select_last_index"] if opset >= 12 else [])
+    return ["keepdims"] + (["axes"] if opset < 18 else [])
+
+
+def _attribute_values(draw, op: str, opset: int, rank: int) -> dict:
+    low = -rank if opset >= 11 else 0  # negative axes from opset 11
+    values = {"keepdims": draw(st.sampled_from([0, 1]))}
+    if op == "ArgMax":
+        values["axis"] = draw(st.integers(low, rank - 1))
+        if opset >= 12:
+            values["select_last_index"] = draw(st.sampled_from([0, 1]))
+    elif opset < 18:
+        values["axes"] = draw(_axes_lists(low, rank))
+    return values
+
+
+def _out_dims(op: str, dims: list[int], values: dict) -> list[int]:
+    rank = len(dims)
+    if op == "ArgMax":
+        reduced = {values["axis"] % rank}
     else:
-        function.attribute.append(name)
-        for call in calls:
-            call.attribute.append(helper.make_attribute(name, value))
-
-
-def _add_second_call(model: onnx.ModelProto, draw) -> None:
-    """Sometimes a second call of a function, with another value for one attribute that
-    keeps the output's rank (axis in its other sign, select_last_index flipped)."""
-    calls = [n for n in model.graph.node if n.domain == "fuzz.local" and n.attribute]
-    if not calls or not draw(st.booleans()):
-        return
-    call = draw(st.sampled_from(calls))
-    inferred = onnx.shape_inference.infer_shapes(model)
-    types = {v.name: v.type for v in [*inferred.graph.value_info, *inferred.graph.output]}
-    out = call.output[0]
-    if out not in types or not types[out].tensor_type.HasField("shape"):
-        return
-    second = onnx.NodeProto()
-    second.CopyFrom(call)
-    second.name, second.output[0] = f"{call.name}_again", f"{out}_again"
-    for attribute in second.attribute:
-        if attribute.name.endswith("select_last_index"):
-            attribute.i = 1 - attribute.i
-        elif attribute.name.endswith("_axis") and _opset(model) >= 11:  # negative from 11
-            rank = _rank_of(call.input[0], inferred)
-            if rank:
-                attribute.i = attribute.i - rank if attribute.i >= 0 else attribute.i + rank
-    model.graph.node.append(second)
-    rank = len(types[out].tensor_type.shape.dim)
-    elem = types[out].tensor_type.elem_type
-    model.graph.output.append(helper.make_tensor_value_info(second.output[0], elem, [None] * rank))
-
-
-def _opset(model: onnx.ModelProto) -> int:
-    """The default-domain opset onnx's checker reads: the last '' entry, else 'ai.onnx'."""
-    versions = {o.domain: o.version for o in model.opset_import}
-    return versions.get("", versions.get("ai.onnx"))
-
-
-def _rank_of(name: str, model: onnx.ModelProto) -> int | None:
-    for value in [*model.graph.input, *model.graph.value_info]:
-        if value.name == name and value.type.tensor_type.HasField("shape"):
-            return len(value.type.tensor_type.shape.dim)
-    return None
+        reduced = {a % rank for a in values["axes"]} if "axes" in values else set(range(rank))
+    if values["keepdims"]:
+        return [1 if i in reduced else d for i, d in enumerate(dims)]
+    return [d for i, d in enumerate(dims) if i not in reduced]
 
 
 __all__ = [

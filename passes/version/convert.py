@@ -85,14 +85,16 @@ class ConvertFamilyPass(ir.passes.InPlacePass):
         modified = False
         while worklist:
             node, version = worklist.popleft()
-            modified |= drop_trailing_omitted_inputs(node)
             place = places.get(id(node.graph), where)
             steps = version_path(
                 node.op_type, version, schema_version(node.op_type, self.target_opset)
             )
             adapters = [ADAPTERS[(node.op_type, *step)] for step in steps]
+            type_only = all(getattr(a, "type_only", False) for a in adapters)
+            if not type_only:  # (type-only steps keep the node as it is, "" inputs too)
+                modified |= drop_trailing_omitted_inputs(node)
             refusal = unresolved_reference(node)
-            if refusal is not None and not all(getattr(a, "type_only", False) for a in adapters):
+            if refusal is not None and not type_only:
                 # The steps read attribute values: fine if none changes the node for any
                 # value the calls give, else no one form fits every call.
                 if not unchanged_for_every_call(node, adapters, self.target_opset):
