@@ -14,9 +14,9 @@ through nested functions (`G <ax = @ax>`) resolves too.
 
 Where calls disagree, one passes on its own caller's attribute, or there is no call, the
 reference stays. Conversion keeps such a node as it is when its steps leave it unchanged for
-every value the calls give (`unchanged_for_every_call`), and else refuses it, as lowering
-does, with the reason `unresolved_reference` gives (passes.version.convert,
-passes.legalize).
+every value the calls give (`unchanged_for_every_call`), lowering when the profile accepts
+it with every such value; else they refuse it with the reason `unresolved_reference` gives
+(passes.version.convert, passes.legalize).
 """
 
 from __future__ import annotations
@@ -86,17 +86,15 @@ def unresolved_reference(node: ir.Node) -> ConversionError | None:
     )
 
 
-def unchanged_for_every_call(
-    node: ir.Node, steps: list[Callable[[ir.Node, Builder], str | None]], opset: int
-) -> bool:
-    """Whether the adapter `steps` leave `node` as it is for every value its calls give its
-    referenced attributes (then the node may keep its references: ArgMax-11 with @axis
-    going to 10, where every call gives a non-negative axis). Each combination is tried on
-    a copy of the node alone (passes.one_node)."""
+def copies_for_every_call(node: ir.Node, opset: int) -> list[OneNodeModel] | None:
+    """`node` alone (passes.one_node), once for every combination of the values its calls
+    give its referenced attributes, the references replaced by the values; None when the
+    values cannot be known (a call passes on its own caller's attribute, or none calls)."""
     refs = [attr for attr in node.attributes.values() if attr.is_ref()]
     choices = node.meta.get(_VALUES, {})
     if any(attr.name not in choices for attr in refs):
-        return False
+        return None
+    copies = []
     for combination in itertools.product(*(choices[attr.name] for attr in refs)):
         copy = OneNodeModel(node, opset)
         for attr, value in zip(refs, combination):
@@ -104,25 +102,40 @@ def unchanged_for_every_call(
                 del copy.node.attributes[attr.name]
             else:
                 copy.node.attributes[attr.name] = ir.Attr(attr.name, *value)
-        builder = Builder(
-            opset,
-            copy.node,
-            culprit=copy.node,
-            on_family=lambda n, v: None,
-            in_function=True,
-            namer=Namer.of_graph(copy.graph),
-        )
-        before = ir.serde.serialize_node(copy.node)
-        try:
-            if any(step(copy.node, builder) is not None for step in steps):
-                return False
-        except ConversionError:
+        copies.append(copy)
+    return copies
+
+
+def unchanged_for_every_call(
+    node: ir.Node, steps: list[Callable[[ir.Node, Builder], str | None]], opset: int
+) -> bool:
+    """Whether the adapter `steps` leave `node` as it is for every value its calls give its
+    referenced attributes (then the node may keep its references: ArgMax-11 with @axis
+    going to 10, where every call gives a non-negative axis)."""
+    copies = copies_for_every_call(node, opset)
+    return copies is not None and all(_unchanged(copy, steps, opset) for copy in copies)
+
+
+def _unchanged(copy: OneNodeModel, steps, opset: int) -> bool:
+    builder = Builder(
+        opset,
+        copy.node,
+        culprit=copy.node,
+        on_family=lambda n, v: None,
+        in_function=True,
+        namer=Namer.of_graph(copy.graph),
+    )
+    before = ir.serde.serialize_node(copy.node)
+    try:
+        if any(step(copy.node, builder) is not None for step in steps):
             return False
-        if copy.node.graph is None or len(copy.graph) != 1:
-            return False
-        if ir.serde.serialize_node(copy.node) != before:
-            return False
-    return True
+    except ConversionError:
+        return False
+    return (
+        copy.node.graph is not None
+        and len(copy.graph) == 1
+        and (ir.serde.serialize_node(copy.node) == before)
+    )
 
 
 def _references(model: ir.Model, calls: dict[tuple, list[ir.Node]]):
@@ -187,4 +200,9 @@ def _values_given(function: ir.Function, name: str, calls: list[ir.Node]) -> set
     return values
 
 
-__all__ = ["ResolveAttributeReferencesPass", "unchanged_for_every_call", "unresolved_reference"]
+__all__ = [
+    "ResolveAttributeReferencesPass",
+    "copies_for_every_call",
+    "unchanged_for_every_call",
+    "unresolved_reference",
+]

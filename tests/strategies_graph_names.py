@@ -204,8 +204,13 @@ def _types(op: str, opset: int) -> list[int]:
 
 
 def _case(draw, model: onnx.ModelProto) -> FuzzCase:
+    """The model with a target and profile. Targets from opset 7 three times in four:
+    hypothesis favours small integers, and below 6 run-time axes have no exact form and
+    onnxruntime runs nothing below 7."""
     profile = draw(st.sampled_from([None, *PROFILES]))
-    return FuzzCase(model, draw(st.integers(1, LATEST)), profile, draw(st.integers(0, 2**16)))
+    usual = st.integers(7, LATEST)
+    target = draw(st.one_of(usual, usual, usual, st.integers(1, LATEST)))
+    return FuzzCase(model, target, profile, draw(st.integers(0, 2**16)))
 
 
 @st.composite

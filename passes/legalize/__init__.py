@@ -30,7 +30,11 @@ import onnx_ir as ir
 from passes.builder import FAMILY, min_ir_version
 from passes.decompose import DECOMPOSITIONS
 from passes.errors import ConversionError
-from passes.function_attrs import ResolveAttributeReferencesPass, unresolved_reference
+from passes.function_attrs import (
+    ResolveAttributeReferencesPass,
+    copies_for_every_call,
+    unresolved_reference,
+)
 from passes.function_types import InferFunctionTypesPass
 from passes.graph_utils import containers, node_label
 from passes.legalize import cost
@@ -116,8 +120,10 @@ class LegalizePass(ir.passes.InPlacePass):
                 if node.domain not in ("", "ai.onnx") or node.graph is None:
                     continue
                 unresolved = _unresolved_family_reference(node)
-                if unresolved is not None:  # what the profile says depends on the value
-                    raise unresolved
+                if unresolved is not None:  # what the profile says depends on the values
+                    if not self._accepted_for_every_call(node, opset):
+                        raise unresolved
+                    continue
                 rejection = self.profile.rejection(node, opset)
                 if rejection is None:
                     continue
@@ -137,6 +143,14 @@ class LegalizePass(ir.passes.InPlacePass):
         if lowerings:  # IR 4 lets the initializers rewrites add stand apart from the inputs
             model.ir_version = max(model.ir_version, 4)
         return LegalizeResult(model, bool(lowerings) or resolved, lowerings)
+
+    def _accepted_for_every_call(self, node: ir.Node, opset: int) -> bool:
+        """Whether the profile accepts a node that takes attributes from its function's
+        calls, with every value they give (then it stays as it is)."""
+        copies = copies_for_every_call(node, opset)
+        return copies is not None and all(
+            self.profile.rejection(copy.node, opset) is None for copy in copies
+        )
 
 
 class _Planner:
