@@ -352,7 +352,7 @@ class Builder:
                 # A branch output must be produced inside the branch.
                 out = sub.op("Identity", [out], dtype=out.dtype, shape=out.shape)
             branches[name] = ir.Graph(
-                inputs=[], outputs=[out], nodes=sub.nodes, name=self.fresh(f"__if_{name}")
+                inputs=[], outputs=[out], nodes=sub.nodes, name=f"{self._fresh_name('if')}_{name}"
             )
         return self.op("If", [cond], branches, dtype=dtype)
 

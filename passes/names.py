@@ -38,8 +38,15 @@ class Namer:
     def of_model(
         cls, model: ir.Model, reserved: Callable[[], Iterable[str]] | None = None
     ) -> Namer:
+        """Read when the first name is asked for (most conversions ask for none)."""
         graphs = [model.graph, *(f.graph for f in model.functions.values())]
-        return cls(_names_of_graphs(graphs), reserved)
+
+        def names() -> Iterator[str]:
+            yield from _names_of_graphs(graphs)
+            if reserved is not None:
+                yield from reserved()
+
+        return cls((), names)
 
     @classmethod
     def of_graph(cls, graph: ir.Graph) -> Namer:
@@ -51,10 +58,6 @@ class Namer:
             self._used.update(self._reserved())
             self._reserved = None
         return name in self._used
-
-    def take(self, name: str) -> None:
-        """Mark `name` as used (a name the caller chose, such as a kept output name)."""
-        self._used.add(name)
 
     def fresh(self, base: str) -> str:
         """`base` followed by the namer's next number that makes a name not used yet."""
