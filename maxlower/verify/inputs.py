@@ -19,8 +19,9 @@ dims are what the model says.
 An input that flows into a ReduceMax `axes` input (directly or through Identity, Cast,
 Reshape, Squeeze, Unsqueeze, Flatten or a function call) gets valid axes instead of random
 integers, also when an initializer gives it a default (a caller may override it, so a
-rewrite must hold for every value; other inputs with defaults run with the default): every trial is run once per subset of the data's axes (positive, then negative
-form, and the empty list), limited to the declared length of the axes input if static.
+rewrite must hold for every value; other inputs with defaults run with the default):
+every trial is run once per subset of the data's axes (positive, then negative form, and
+the empty list), limited to the declared length of the axes input if static.
 
 User overrides: fixed arrays (`--inputs file.npz`, which also fix the sizes of the dims
 they cover), per-input value ranges `[low, high)` (`--range ids=0:100`), and fixed dim
