@@ -152,15 +152,22 @@ def deserialize(proto: onnx.ModelProto) -> ir.Model:
     type) are set aside: the values are read untyped and `serialize` puts their types back,
     so a model holding them goes through every pass (none of which reads those values)."""
     set_aside = _set_aside_unreadable_types(proto)
-    if set_aside:
+    clashing = _clashing_function_value_names(proto)
+    if set_aside or clashing:
         copy = onnx.ModelProto()
         copy.CopyFrom(proto)
         _set_aside_unreadable_types(copy, clear=True)
+        clashing_infos = _drop_value_info(copy.graph, clashing)
         proto = copy
     try:
         model = ir.serde.deserialize_model(proto)
         if set_aside:
             model.meta[_SET_ASIDE] = set_aside
+        if clashing:  # the main graph's own values: typed by their entries, by hand
+            values = ir.convenience.create_value_mapping(model.graph)
+            for info in clashing_infos:
+                if info.name in values:
+                    ir.serde.deserialize_value_info_proto(info, values[info.name])
         return model
     except ir.serde.SerdeError as error:
         details = [str(e).strip().splitlines()[0] for e in (error, error.__cause__) if e]
@@ -172,6 +179,9 @@ def deserialize(proto: onnx.ModelProto) -> ir.Model:
 def serialize(model: ir.Model) -> onnx.ModelProto:
     """ir.serde.serialize_model, with the value types `deserialize` set aside put back."""
     proto = ir.serde.serialize_model(model)
+    clashing = _clashing_function_value_names(proto)
+    if clashing:  # the graph's own entries come first; the others are its functions'
+        proto.graph.value_info.extend(_drop_value_info(proto.graph, clashing))
     set_aside = model.meta.get(_SET_ASIDE)
     if set_aside:
         for graph in graph_protos(proto.graph):
@@ -179,6 +189,46 @@ def serialize(model: ir.Model) -> onnx.ModelProto:
                 if not info.HasField("type") and info.name in set_aside:
                     info.type.CopyFrom(set_aside[info.name])
     return proto
+
+
+def _clashing_function_value_names(proto: onnx.ModelProto) -> set[str]:
+    """Names of the main graph's values that read as onnx_ir's names for function values
+    ('{domain}::{function}/{value}'): below IR 10 it stores function value types in the main
+    graph's value_info under such names, and applies every entry so named to the function's
+    value, so a main-graph value of that name would type the function, and back."""
+    if not proto.functions:
+        return set()
+    functions = {f"{f.domain}::{f.name}" for f in proto.functions}
+    graph = proto.graph
+    names = {v.name for v in [*graph.input, *graph.output]}
+    names |= {t.name for t in graph.initializer} | {o for n in graph.node for o in n.output}
+    return {n for n in names if n.count("/") == 1 and n.split("/")[0] in functions}
+
+
+def _drop_value_info(graph: onnx.GraphProto, names: set[str]) -> list[onnx.ValueInfoProto]:
+    """Remove the value_info entries of `names`; returns the first entry of each name that
+    is an intermediate value of `graph` (the graph's own: onnx_ir writes those before its
+    functions' entries; graph inputs and outputs have none of their own)."""
+    outputs = {v.name for v in graph.output}
+    made = {o for node in graph.node for o in node.output} - outputs
+    first: dict[str, onnx.ValueInfoProto] = {}
+    kept = []
+    for info in graph.value_info:
+        if info.name not in names:
+            kept.append(info)
+        elif info.name in made and info.name not in first:
+            first[info.name] = info
+    if len(kept) != len(graph.value_info):
+        copies = [type(i)() for i in kept]
+        for copy, info in zip(copies, kept):
+            copy.CopyFrom(info)
+        firsts = [type(i)() for i in first.values()]
+        for copy, info in zip(firsts, first.values()):
+            copy.CopyFrom(info)
+        del graph.value_info[:]
+        graph.value_info.extend(copies)
+        return firsts
+    return []
 
 
 def _set_aside_unreadable_types(

@@ -144,6 +144,8 @@ def _describe_input(value: ir.Value | None) -> str:
 
 
 def _attribute_value(attr: ir.Attr) -> str:
+    if attr.is_ref():  # set by the function's caller
+        return f"@{attr.ref_attr_name}"
     if attr.type == ir.AttributeType.INTS:
         return str(list(attr.as_ints()))
     if attr.type == ir.AttributeType.FLOATS:

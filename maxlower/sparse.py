@@ -52,6 +52,7 @@ from maxlower.inspect import family_nodes_of_graph_proto, in_graph_order
 from maxlower.replay import Template, signature_groups
 from passes.builder import FAMILY, schema_version
 from passes.graph_utils import node_label, subgraphs
+from passes.names import proto_names
 from passes.version.convert import Rewrite
 from passes.version.other_ops import OtherOpConversion
 from passes.version.registry import ADAPTERS, kept_as_is, version_path
@@ -138,7 +139,10 @@ class _SmallConversion:
             for value in node.outputs
         }
         # Only the small model's nodes can be rewritten, and it holds them in graph order.
-        result = ConvertToOpsetPass(opset, expand_functions=expand_functions)(model)
+        # New names must be fresh against the whole graph, not only the small model.
+        result = ConvertToOpsetPass(
+            opset, expand_functions=expand_functions, reserved_names=lambda: proto_names(proto)
+        )(model)
         rewrites = in_graph_order(result.rewrites, family_nodes_of_graph_proto(partial.graph.node))
         groups = _groups(model.graph, anchors)
         if groups is None or not _boundary_kept(model, boundary):

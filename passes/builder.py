@@ -10,7 +10,6 @@ exist at the target fails with a ConversionError instead of producing an invalid
 from __future__ import annotations
 
 import functools
-import itertools
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -18,6 +17,7 @@ import onnx
 import onnx_ir as ir
 
 from passes.errors import ConversionError
+from passes.names import Namer
 
 FAMILY = ("Max", "ReduceMax", "ArgMax")
 
@@ -66,7 +66,9 @@ class Builder:
 
     With `anchor=None` the nodes are only collected in `self.nodes`; that is how If
     branches are built. Family nodes are announced through `on_family`, so that the
-    version-conversion driver can bring them to the target as well.
+    version-conversion driver can bring them to the target as well. Every name it makes
+    comes from `namer`, which knows every name in the model (passes.names); without one,
+    the names of `graph` (or the anchor's graph) and its subgraphs are the ones avoided.
     """
 
     def __init__(
@@ -76,7 +78,7 @@ class Builder:
         *,
         culprit: ir.Node,
         on_family: Callable[[ir.Node, int], None],
-        counter: itertools.count | None = None,
+        namer: Namer | None = None,
         in_function: bool = False,
         graph: ir.Graph | None = None,
         constants: dict | None = None,
@@ -86,10 +88,12 @@ class Builder:
         self.culprit = culprit
         self.on_family = on_family
         self.nodes: list[ir.Node] = []
-        self._counter = counter if counter is not None else itertools.count()
         self.in_function = in_function
         # Where initializers go: the anchor's graph, or for a body builder the enclosing one.
         self.graph = graph if graph is not None else (anchor.graph if anchor else None)
+        if namer is None:
+            namer = Namer.of_graph(self.graph) if self.graph is not None else Namer()
+        self.namer = namer
         # Initializers already made, shared across builders: equal constants are made once.
         self._constants = constants if constants is not None else {}
 
@@ -121,7 +125,7 @@ class Builder:
             None,
             culprit=self.culprit,
             on_family=self.on_family,
-            counter=self._counter,
+            namer=self.namer,
             in_function=self.in_function,
             graph=self.graph,
             constants=self._constants,
@@ -144,7 +148,7 @@ class Builder:
             op_type, list(inputs), attributes=attributes or {}, name=self._fresh_name(op_type)
         )
         out = node.outputs[0]
-        out.name = node.name + "_out"
+        out.name = self.namer.unique(node.name + "_out")
         if dtype is not None:
             out.dtype = dtype
         if shape is not None:
@@ -155,8 +159,11 @@ class Builder:
         return out
 
     def _fresh_name(self, op_type: str) -> str:
-        base = self.culprit.name or self.culprit.op_type
-        return f"{base}__{op_type.lower()}{next(self._counter)}"
+        return self.fresh(f"__{op_type.lower()}")
+
+    def fresh(self, suffix: str) -> str:
+        """A name no value or node of the model has: the culprit's name, `suffix`, a number."""
+        return self.namer.fresh(f"{self.culprit.name or self.culprit.op_type}{suffix}")
 
     # -- constants ----------------------------------------------------------------------
     def const(self, array: np.ndarray | int | float, dtype: ir.DataType | None = None) -> ir.Value:

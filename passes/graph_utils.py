@@ -26,11 +26,14 @@ def containers(model: ir.Model) -> Iterator[tuple[str, Container, dict[str, int]
 def const_tensor(value: ir.Value | None) -> ir.TensorProtocol | None:
     """The constant behind `value` (an initializer, or a Constant node), else None.
 
+    An initializer that is also a graph input is no constant: from IR 4 on it is a default
+    that the caller may override, so it is a value known only at run time.
+
     Like onnx_ir.convenience.get_const_tensor, but it never renames the tensor: that one
     does, and a tensor read from a ModelProto writes the new name back into the caller's
     proto.
     """
-    if value is None:
+    if value is None or value.is_graph_input():
         return None
     if value.const_value is not None:
         return value.const_value
@@ -100,6 +103,19 @@ def require_dtype(node: ir.Node, value: ir.Value, why: str) -> ir.DataType:
             "declare the type in the graph (inputs or value_info)",
         )
     return value.dtype
+
+
+def drop_trailing_omitted_inputs(node: ir.Node) -> bool:
+    """Leave out trailing optional inputs given as "" (ReduceMax-18(x, ""), a common
+    exporter pattern): the same node for ONNX, and adapters then see one form of absence
+    (a version that has fewer inputs takes none of them). Whether any was dropped."""
+    count = len(node.inputs)
+    while count and node.inputs[count - 1] is None:
+        count -= 1
+    if count == len(node.inputs):
+        return False
+    node.resize_inputs(count)
+    return True
 
 
 def replace_node(node: ir.Node, replacement: ir.Value) -> None:

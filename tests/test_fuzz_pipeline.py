@@ -253,8 +253,8 @@ def _runs_nowhere(report, case: FuzzCase, opset: int) -> bool:
         return False
     if reference_error.startswith("No implementation for operator"):
         return True
-    specs = input_specs(case.model)
     axes = axes_inputs(ir.serde.deserialize_model(case.model))
+    specs = input_specs(case.model, overridden=axes)
     trial = next(
         t
         for t in generate_trials(specs, seed=case.seed, trials=None, axes=axes)

@@ -17,7 +17,7 @@ what ONNX leaves unspecified: reported as such, and a failure only under `strict
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 import numpy as np
 import onnx
@@ -73,7 +73,8 @@ def verify(
     reference_proto = _as_proto(reference, "reference")
     candidate_proto = _as_proto(candidate, "candidate")
     fixed = _load_inputs(inputs, reference_proto)
-    specs = input_specs(reference_proto, fixed)
+    axes = axes_inputs(deserialize(reference_proto))
+    specs = input_specs(reference_proto, fixed, overridden=axes)
     for name in ranges or {}:
         if name not in {s.name for s in specs}:
             raise InvalidModelError(f"--range {name}: the model has no input of that name")
@@ -81,13 +82,12 @@ def verify(
     report = VerifyReport(
         EQUIVALENT, seed, strict, rtol, atol, [OutputResult(n) for n in names], [], []
     )
-    interface = _interface_differences(reference_proto, candidate_proto, fixed)
+    interface = _interface_differences(reference_proto, candidate_proto, fixed, axes)
     if interface:
         report.status = DIFFERENT
         report.notes += interface
         return report
 
-    axes = axes_inputs(deserialize(reference_proto))
     runners = ModelRunner(reference_proto), ModelRunner(candidate_proto)
     for side, runner in zip(("reference", "candidate"), runners):
         if runner.load_error:
@@ -363,13 +363,16 @@ def _is_nan(value) -> bool:
 
 
 def _interface_differences(
-    reference: onnx.ModelProto, candidate: onnx.ModelProto, given: dict[str, np.ndarray]
+    reference: onnx.ModelProto,
+    candidate: onnx.ModelProto,
+    given: dict[str, np.ndarray],
+    overridden: Collection[str] = (),
 ) -> list[str]:
     """Differences in what a caller feeds and reads: these fail before any trial runs."""
     notes = []
-    ref_inputs = {s.name: s.dtype for s in input_specs(reference, given)}
+    ref_inputs = {s.name: s.dtype for s in input_specs(reference, given, overridden)}
     try:
-        cand_inputs = {s.name: s.dtype for s in input_specs(candidate, given)}
+        cand_inputs = {s.name: s.dtype for s in input_specs(candidate, given, overridden)}
     except InvalidModelError as error:
         return [f"the candidate's inputs cannot be fed: {error}"]
     for name in ref_inputs.keys() - cand_inputs.keys():

@@ -18,8 +18,10 @@ dims are what the model says.
 
 An input that flows into a ReduceMax `axes` input (directly or through Identity, Cast,
 Reshape, Squeeze, Unsqueeze, Flatten or a function call) gets valid axes instead of random
-integers: every trial is run once per subset of the data's axes (positive, then negative
-form, and the empty list), limited to the declared length of the axes input if static.
+integers, also when an initializer gives it a default (a caller may override it, so a
+rewrite must hold for every value; other inputs with defaults run with the default):
+every trial is run once per subset of the data's axes (positive, then negative form, and
+the empty list), limited to the declared length of the axes input if static.
 
 User overrides: fixed arrays (`--inputs file.npz`, which also fix the sizes of the dims
 they cover), per-input value ranges `[low, high)` (`--range ids=0:100`), and fixed dim
@@ -36,7 +38,7 @@ import math
 import os
 import zipfile
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 
 import ml_dtypes
 import numpy as np
@@ -104,9 +106,14 @@ class Trial:
 
 
 def input_specs(
-    model: onnx.ModelProto, given: Mapping[str, np.ndarray] | None = None
+    model: onnx.ModelProto,
+    given: Mapping[str, np.ndarray] | None = None,
+    overridden: Collection[str] = (),
 ) -> list[InputSpec]:
-    """The graph inputs that need feeds (initializers listed as inputs have defaults).
+    """The graph inputs that need feeds. An initializer listed as an input has a default
+    and is run with it, unless it is in `overridden` (the axes inputs, `axes_inputs`),
+    which are fed like the others: a caller may override a default, so a rewrite must
+    hold for every value (the default is among the axes tried).
 
     An input with values in `given` may be of any type and need not declare a shape: the
     array says what it is. Any other must be a tensor of a type the verifier generates.
@@ -115,7 +122,7 @@ def input_specs(
     initializers = {t.name for t in model.graph.initializer}
     specs = []
     for value in model.graph.input:
-        if value.name in initializers:
+        if value.name in initializers and value.name not in overridden and value.name not in given:
             continue
         tensor_type = value.type.tensor_type
         is_tensor = value.type.WhichOneof("value") == "tensor_type"

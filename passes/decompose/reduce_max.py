@@ -172,9 +172,15 @@ def loop(node: ir.Node, b: Builder) -> str | None:
     start = filled(b, type_minimum(dtype), reduced_shape(b, x, axis, rank), keep_shape)
     count = b.axis_length(x, axis)
     body = b.sub_builder()
-    iteration = ir.Value(name=f"{start.name}_i", type=ir.TensorType(DT.INT64), shape=ir.Shape([]))
-    condition = ir.Value(name=f"{start.name}_c", type=ir.TensorType(DT.BOOL), shape=ir.Shape([]))
-    accumulator = ir.Value(name=f"{start.name}_acc", type=ir.TensorType(dtype), shape=keep_shape)
+    iteration = ir.Value(
+        name=b.namer.unique(f"{start.name}_i"), type=ir.TensorType(DT.INT64), shape=ir.Shape([])
+    )
+    condition = ir.Value(
+        name=b.namer.unique(f"{start.name}_c"), type=ir.TensorType(DT.BOOL), shape=ir.Shape([])
+    )
+    accumulator = ir.Value(
+        name=b.namer.unique(f"{start.name}_acc"), type=ir.TensorType(dtype), shape=keep_shape
+    )
     piece = body.op("Gather", [x, iteration], {"axis": axis}, dtype=dtype)
     piece = body.unsqueeze(piece, [axis])
     updated = elementwise_max(body, accumulator, piece)
@@ -182,7 +188,7 @@ def loop(node: ir.Node, b: Builder) -> str | None:
         inputs=[iteration, condition, accumulator],
         outputs=[body.op("Identity", [condition], dtype=DT.BOOL), updated],
         nodes=body.nodes,
-        name=f"{start.name}_body",
+        name=f"{start.name}_body",  # (a graph name: no value is called so)
     )
     # An explicit cond=True: onnx.reference (1.23) runs no iteration when cond is omitted.
     keep_going = b.const(np.array(True))

@@ -23,19 +23,24 @@ known (see the profile's `rejection`).
 from __future__ import annotations
 
 import dataclasses
-import itertools
 from typing import TYPE_CHECKING, Protocol
 
 import onnx_ir as ir
 
-from passes.builder import min_ir_version
+from passes.builder import FAMILY, min_ir_version
 from passes.decompose import DECOMPOSITIONS
 from passes.errors import ConversionError
+from passes.function_attrs import (
+    ResolveAttributeReferencesPass,
+    copies_for_every_call,
+    unresolved_reference,
+)
 from passes.function_types import InferFunctionTypesPass
 from passes.graph_utils import containers, node_label
 from passes.legalize import cost
 from passes.legalize.apply import apply_decomposition
-from passes.legalize.scratch import Namer, Scratch, signature, splice
+from passes.legalize.scratch import Scratch, signature, splice
+from passes.names import Namer
 from passes.one_node import MIRROR, mirrors_of
 
 
@@ -100,10 +105,14 @@ class LegalizePass(ir.passes.InPlacePass):
         def __call__(self, model: ir.Model | ir.passes.PassResult, /) -> LegalizeResult: ...
 
     def call(self, model: ir.Model) -> LegalizeResult:
-        if model.functions:  # function inputs are untyped: their calls say what they get
+        resolved = False
+        if model.functions:
+            # Attributes the calls give are values where every call agrees (first: they
+            # decide types), and function inputs are untyped: their calls say what they get.
+            resolved = ResolveAttributeReferencesPass()(model).modified
             InferFunctionTypesPass()(model)
         lowerings: list[Lowering] = []
-        namer = Namer(model)
+        namer = Namer.of_model(model)
         for where, container, opsets in containers(model):
             opset = opsets.get("")
             if opset is None:
@@ -114,6 +123,11 @@ class LegalizePass(ir.passes.InPlacePass):
             places = _subgraph_places(where, container)  # "main graph > then_branch of ..."
             for node in list(ir.traversal.RecursiveGraphIterator(container)):
                 if node.domain not in ("", "ai.onnx") or node.graph is None:
+                    continue
+                unresolved = _unresolved_family_reference(node)
+                if unresolved is not None:  # what the profile says depends on the values
+                    if not self._accepted_for_every_call(node, opset):
+                        raise unresolved
                     continue
                 rejection = self.profile.rejection(node, opset)
                 if rejection is None:
@@ -133,7 +147,15 @@ class LegalizePass(ir.passes.InPlacePass):
                 splice(form.graph.clone(), mirrors, node, namer)
         if lowerings:  # IR 4 lets the initializers rewrites add stand apart from the inputs
             model.ir_version = max(model.ir_version, 4)
-        return LegalizeResult(model, bool(lowerings), lowerings)
+        return LegalizeResult(model, bool(lowerings) or resolved, lowerings)
+
+    def _accepted_for_every_call(self, node: ir.Node, opset: int) -> bool:
+        """Whether the profile accepts a node that takes attributes from its function's
+        calls, with every value they give (then it stays as it is)."""
+        copies = copies_for_every_call(node, opset)
+        return copies is not None and all(
+            self.profile.rejection(copy.node, opset) is None for copy in copies
+        )
 
 
 class _Planner:
@@ -144,8 +166,6 @@ class _Planner:
         self.opset = opset
         self.in_function = in_function
         self.ir_version = max(ir_version, min_ir_version(opset), 4)
-        self.counter = itertools.count()
-        self.namer = Namer()  # scratch names only need to be unique; the final splice renames
         self._memo: dict[tuple, _Form | _NoForm] = {}
         self._cycles = 0
 
@@ -198,12 +218,10 @@ class _Planner:
 
     def _try(self, node: ir.Node, decomposition, stack: tuple) -> _Form | None:
         scratch = Scratch(node, self.opset, self.ir_version)
+        # Names only need to be unique in the scratch model: the final splice renames.
+        namer = Namer.of_graph(scratch.graph)
         what = apply_decomposition(
-            scratch.node,
-            decomposition,
-            self.opset,
-            in_function=self.in_function,
-            counter=self.counter,
+            scratch.node, decomposition, self.opset, in_function=self.in_function, namer=namer
         )
         if what is None:
             return None
@@ -224,7 +242,7 @@ class _Planner:
                     error.remedy,
                     getattr(error, "missing", {error.remedy}),
                 ) from None
-            splice(sub.graph.clone(), mirrors_of(inner), inner, self.namer)
+            splice(sub.graph.clone(), mirrors_of(inner), inner, namer)
             steps.extend(s for s in sub.steps if s not in steps)
             last_resort |= sub.last_resort
         reference = cost.reference_size(node)
@@ -250,6 +268,12 @@ def _remedy(missing: set[str]) -> str:
     return "; or: ".join(
         ([f"a profile that accepts {' or '.join(accepts)}"] if accepts else []) + others
     )
+
+
+def _unresolved_family_reference(node: ir.Node) -> ConversionError | None:
+    if node.domain not in ("", "ai.onnx") or node.op_type not in FAMILY:
+        return None
+    return unresolved_reference(node)
 
 
 def _subgraph_places(where: str, container) -> dict[int, str]:

@@ -10,12 +10,12 @@ left behind is valid at the opset.
 from __future__ import annotations
 
 import collections
-import itertools
 
 import onnx_ir as ir
 
 from passes.builder import Builder, schema_version
 from passes.decompose.common import Decomposition
+from passes.names import Namer
 from passes.version.registry import ADAPTERS, version_path
 
 
@@ -25,7 +25,7 @@ def apply_decomposition(
     opset: int,
     *,
     in_function: bool = False,
-    counter: itertools.count | None = None,
+    namer: Namer | None = None,
 ) -> str | None:
     """Rewrite `node` (in its graph) with `decomposition` at `opset`, in place.
 
@@ -33,7 +33,7 @@ def apply_decomposition(
     Raises ConversionError when it applies but has no exact form at `opset`; the graph may
     then hold helper nodes without users (the legaliser works on scratch copies).
     """
-    counter = counter if counter is not None else itertools.count()
+    namer = namer if namer is not None else Namer.of_graph(node.graph)
     announced: collections.deque[tuple[ir.Node, int]] = collections.deque()
 
     def builder(anchor: ir.Node) -> Builder:
@@ -42,7 +42,7 @@ def apply_decomposition(
             anchor,
             culprit=node,
             on_family=lambda n, v: announced.append((n, v)),
-            counter=counter,
+            namer=namer,
             in_function=in_function,
         )
 

@@ -15,7 +15,6 @@ shapes and constant values).
 from __future__ import annotations
 
 import hashlib
-import itertools
 
 import onnx
 import onnx_ir as ir
@@ -23,6 +22,7 @@ from onnx_ir.passes.common import CheckerPass
 
 from passes.errors import ConversionError, error_text
 from passes.graph_utils import infer_shapes, node_label, remove_if_orphaned
+from passes.names import Namer
 from passes.one_node import MIRROR, OneNodeModel, present_outputs, small_constant
 
 
@@ -92,43 +92,20 @@ def _shape_key(shape: ir.Shape | None) -> tuple | None:
     return tuple(d if isinstance(d, int) else str(d) for d in shape)
 
 
-class Namer:
-    """Fresh node and value names, unique in the whole model (subgraphs and functions too)."""
-
-    def __init__(self, model: ir.Model | None = None) -> None:
-        self._used: set[str] = set()
-        graphs = []
-        if model is not None:
-            graphs = [*model.graphs(), *(f.graph for f in model.functions.values())]
-        for graph in graphs:
-            for node in ir.traversal.RecursiveGraphIterator(graph):
-                self._used.add(node.name or "")
-                self._used.update(v.name or "" for v in node.outputs)
-            self._used.update(v.name or "" for v in graph.inputs)
-            self._used.update(graph.initializers)
-        self._counter = itertools.count()
-
-    def fresh(self, base: str) -> str:
-        while True:
-            name = f"{base}{next(self._counter)}"
-            if name not in self._used:
-                self._used.add(name)
-                return name
-
-    def rename(self, label: str, nodes: list[ir.Node], values: list[ir.Value]) -> None:
-        """Name every node, node output and subgraph input of `nodes` (recursively), and
-        `values`, after `label` (the node they replace)."""
-        for value in values:
-            value.name = self.fresh(f"{label}__const")
-        for node in _recursive(nodes):
-            node.name = self.fresh(f"{label}__{node.op_type.lower()}")
-            for i, value in enumerate(node.outputs):
-                value.name = f"{node.name}_out{i}" if len(node.outputs) > 1 else f"{node.name}_out"
-                self._used.add(value.name)
-            for attr in node.attributes.values():
-                for graph in _graphs_of(attr):
-                    for value in [*graph.inputs, *graph.initializers.values()]:
-                        value.name = self.fresh(f"{label}__body_in")
+def rename(namer: Namer, label: str, nodes: list[ir.Node], values: list[ir.Value]) -> None:
+    """Name every node, node output and subgraph input of `nodes` (recursively), and
+    `values`, after `label` (the node they replace), fresh in the model."""
+    for value in values:
+        value.name = namer.fresh(f"{label}__const")
+    for node in _recursive(nodes):
+        node.name = namer.fresh(f"{label}__{node.op_type.lower()}")
+        for i, value in enumerate(node.outputs):
+            suffix = f"_out{i}" if len(node.outputs) > 1 else "_out"
+            value.name = namer.unique(f"{node.name}{suffix}")
+        for attr in node.attributes.values():
+            for graph in _graphs_of(attr):
+                for value in [*graph.inputs, *graph.initializers.values()]:
+                    value.name = namer.fresh(f"{label}__body_in")
 
 
 def _graphs_of(attr: ir.Attr) -> list[ir.Graph]:
@@ -168,7 +145,7 @@ def splice(form: ir.Graph, mirrors: list[ir.Value], node: ir.Node, namer: Namer)
         v for name, v in form.initializers.items() if not name.startswith(MIRROR) and v.uses()
     ]
     form.initializers.clear()
-    namer.rename(label, new_nodes, constants)
+    rename(namer, label, new_nodes, constants)
     for value in constants:
         graph.register_initializer(value)
     graph.insert_before(node, new_nodes)

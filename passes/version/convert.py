@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import itertools
 from typing import TYPE_CHECKING
 
 import onnx_ir as ir
 
 from passes.builder import FAMILY, Builder, schema_version
-from passes.graph_utils import containers, node_label
+from passes.function_attrs import unchanged_for_every_call, unresolved_reference
+from passes.graph_utils import containers, drop_trailing_omitted_inputs, node_label
+from passes.names import Namer
 from passes.version.registry import ADAPTERS, version_path
 
 
@@ -55,9 +56,11 @@ class ConvertFamilyPass(ir.passes.InPlacePass):
     It moves the default-domain opset import of each graph and function to the target
     (ConvertToOpsetPass, which runs it, owns the import and normalises it)."""
 
-    def __init__(self, target_opset: int) -> None:
+    def __init__(self, target_opset: int, *, namer: Namer | None = None) -> None:
+        """`namer`: where new names come from (default: one that knows the model's)."""
         super().__init__()
         self.target_opset = target_opset
+        self.namer = namer
 
     if TYPE_CHECKING:  # onnx_ir's __call__ returns what `call` returns: say so to type checkers
 
@@ -66,37 +69,49 @@ class ConvertFamilyPass(ir.passes.InPlacePass):
     def call(self, model: ir.Model) -> FamilyResult:
         rewrites: list[Rewrite] = []
         modified = False
+        namer = self.namer if self.namer is not None else Namer.of_model(model)
         for where, container, opsets in containers(model):
             source = opsets.get("")
             if source is None:
                 continue
-            modified |= self._convert_container(where, container, source, rewrites)
+            modified |= self._convert_container(where, container, source, rewrites, namer)
             if source != self.target_opset:
                 opsets[""] = self.target_opset
                 modified = True
         return FamilyResult(model, modified, rewrites)
 
     def _convert_container(
-        self, where: str, container, source_opset: int, rewrites: list[Rewrite]
+        self, where: str, container, source_opset: int, rewrites: list[Rewrite], namer: Namer
     ) -> bool:
         worklist, places = _family_nodes_and_places(
             where, container, source_opset, self.target_opset
         )
-        counter = itertools.count()
         constants: dict = {}
         modified = False
         while worklist:
             node, version = worklist.popleft()
             place = places.get(id(node.graph), where)
-            for from_version, to_version in version_path(
+            steps = version_path(
                 node.op_type, version, schema_version(node.op_type, self.target_opset)
-            ):
+            )
+            adapters = [ADAPTERS[(node.op_type, *step)] for step in steps]
+            type_only = all(getattr(a, "type_only", False) for a in adapters)
+            if not type_only:  # (type-only steps keep the node as it is, "" inputs too)
+                modified |= drop_trailing_omitted_inputs(node)
+            refusal = unresolved_reference(node)
+            if refusal is not None and not type_only:
+                # The steps read attribute values: fine if none changes the node for any
+                # value the calls give, else no one form fits every call.
+                if not unchanged_for_every_call(node, adapters, self.target_opset):
+                    raise refusal
+                continue
+            for from_version, to_version in steps:
                 builder = Builder(
                     self.target_opset,
                     node,
                     culprit=node,
                     on_family=lambda n, v: worklist.append((n, v)),
-                    counter=counter,
+                    namer=namer,
                     in_function=isinstance(container, ir.Function),
                     constants=constants,
                 )

@@ -22,6 +22,7 @@ import onnx_ir as ir
 from onnx_ir.passes.common import RemoveUnusedNodesPass
 
 from passes.errors import error_text
+from passes.names import Namer
 from passes.one_node import OneNodeModel
 from passes.version.one_node import ConvertModel, splice
 
@@ -45,6 +46,7 @@ def expand_function_body(
     target: int,
     in_function: bool,
     convert: ConvertModel,
+    namer: Namer,
 ) -> str | None:
     """Replace `node` (schema `version`, in a graph at opset `source`) by its function body
     converted to `target`. Returns None on success, else why not (node untouched)."""
@@ -57,7 +59,7 @@ def expand_function_body(
     except Exception as error:  # no body for these attributes/types, inliner failure
         return f"its function body could not be built ({error_text(error)})"
     convert(small, body_opset)
-    splice(node, small, in_function)
+    splice(node, small, in_function, namer)
     return None
 
 

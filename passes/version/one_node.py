@@ -12,7 +12,6 @@ Constant nodes.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
 
 import onnx
@@ -21,18 +20,21 @@ import onnx_ir as ir
 
 from passes.errors import ConversionError, error_text
 from passes.graph_utils import node_label, remove_if_orphaned
+from passes.names import Namer
 from passes.one_node import MIRROR, OneNodeModel, mirrors_of, present_outputs
 from passes.version.registry import schema_versions
-
-# Prefixes for what replaces an unnamed node (the converter's own names, _v_4, repeat).
-_UNNAMED = itertools.count()
 
 # (small model, default-domain opset its nodes are at) → converted in place to the target
 ConvertModel = Callable[[ir.Model, int], None]
 
 
 def delegate_to_version_converter(
-    node: ir.Node, source: int, target: int, in_function: bool, convert: ConvertModel
+    node: ir.Node,
+    source: int,
+    target: int,
+    in_function: bool,
+    convert: ConvertModel,
+    namer: Namer,
 ) -> str | None:
     """Convert `node` alone with onnx.version_converter and splice the result in its place.
 
@@ -60,18 +62,19 @@ def delegate_to_version_converter(
         except Exception as error:  # the converter raises RuntimeError, ValidationError, ...
             failure = failure or error_text(error)
             continue
-        splice(node, model, in_function)
+        splice(node, model, in_function, namer)
         return None
     return failure
 
 
-def splice(node: ir.Node, converted: ir.Model, in_function: bool) -> None:
+def splice(node: ir.Node, converted: ir.Model, in_function: bool, namer: Namer) -> None:
     """Put the converted one-node model's nodes where `node` was, wired to its values;
-    `in_function`: the node is in a function body, where constants must be nodes."""
+    `in_function`: the node is in a function body, where constants must be nodes. The
+    values it brings are named by `namer`, which knows the model's names."""
     _check_output_types(node, converted)
     outer = {f"{MIRROR}{k}": v for k, v in enumerate(mirrors_of(node))}
     graph = node.graph
-    prefix = node.name or f"{node.op_type.lower()}{next(_UNNAMED)}"
+    prefix = node.name or node.op_type.lower()
     new_nodes = list(converted.graph)
     constants = []
     for value in list(converted.graph.inputs) + list(converted.graph.initializers.values()):
@@ -85,9 +88,9 @@ def splice(node: ir.Node, converted: ir.Model, in_function: bool) -> None:
     for new_node in new_nodes:
         converted.graph.remove(new_node)
         for value in new_node.outputs:  # the converter's own names (_v_4) may repeat
-            value.name = f"{prefix}__{value.name}"
+            value.name = namer.unique(f"{prefix}__{value.name}")
     for value in constants:
-        value.name = f"{prefix}__{value.name}"
+        value.name = namer.unique(f"{prefix}__{value.name}")
         if in_function:
             constant = ir.node("Constant", [], {"value": value.const_value}, name=value.name)
             ir.convenience.replace_all_uses_with(value, constant.outputs[0])

@@ -130,10 +130,10 @@ def shape_start_end_to_slice(node: ir.Node, old: int, b: Builder) -> str | None:
         "axes": [0],
     }
     if b.opset < 10:  # Slice-1 takes them as attributes
-        _follow_output(node, "Slice", [], {k: ir.AttrInt64s(k, v) for k, v in bounds.items()})
+        _follow_output(b, node, "Slice", [], {k: ir.AttrInt64s(k, v) for k, v in bounds.items()})
     else:
         inputs = [b.const(np.array(v, dtype=np.int64)) for v in bounds.values()]
-        _follow_output(node, "Slice", inputs, {})
+        _follow_output(b, node, "Slice", inputs, {})
     return f"start={start}, end={end}: Shape, then Slice"
 
 
@@ -154,7 +154,7 @@ def softmax_on_last_axis(node: ir.Node, old: int, b: Builder) -> str | None:
         node.replace_input_with(0, flat)
         node.attributes["axis"] = ir.AttrInt64("axis", 1)
         shape = b.op("Shape", [x], dtype=ir.DataType.INT64)
-        _follow_output(node, "Reshape", [shape], {})
+        _follow_output(b, node, "Reshape", [shape], {})
         return f"axis {axis}: Flatten, then Reshape back to the input's shape"
     if rank is None:
         raise b.refuse(
@@ -167,22 +167,23 @@ def softmax_on_last_axis(node: ir.Node, old: int, b: Builder) -> str | None:
     moved = b.op("Transpose", [x], {"perm": perm}, dtype=x.dtype, shape=ir.Shape(dims))
     node.replace_input_with(0, moved)
     node.attributes["axis"] = ir.AttrInt64("axis", rank - 1)
-    _follow_output(node, "Transpose", [], {"perm": list(np.argsort(perm).tolist())})
+    _follow_output(b, node, "Transpose", [], {"perm": list(np.argsort(perm).tolist())})
     return f"axis {axis} moved last with Transpose, and back"
 
 
 def _follow_output(
-    node: ir.Node, op_type: str, extra_inputs: list, attributes: dict, suffix: str = ""
+    b: Builder, node: ir.Node, op_type: str, extra_inputs: list, attributes: dict, suffix: str = ""
 ) -> None:
     """Insert `op_type(node's output, *extra_inputs)` after `node`; it takes over the
-    output's name, type and users. `suffix` tells apart several followers' names."""
+    output's name, type and users. `suffix` tells apart several followers' names; the
+    names come from `b`'s namer, fresh in the model."""
     out = node.outputs[0]
     uses = list(out.uses())
     follower = ir.node(
         op_type,
         [out, *extra_inputs],
         attributes=attributes,
-        name=f"{node.name}__{op_type}{suffix}" if node.name else None,
+        name=b.namer.unique(f"{node.name}__{op_type}{suffix}") if node.name else None,
     )
     new = follower.outputs[0]
     for user, index in uses:
@@ -193,7 +194,7 @@ def _follow_output(
             if value is out:
                 graph.outputs[i] = new
     name, new.dtype, new.shape = out.name, out.dtype, out.shape
-    out.name, out.shape = f"{name}__before_{op_type.lower()}{suffix}", None
+    out.name, out.shape = b.namer.unique(f"{name}__before_{op_type.lower()}{suffix}"), None
     new.name = name
     graph.insert_after(node, follower)
 
@@ -386,7 +387,7 @@ def slice_inputs_to_attributes(node: ir.Node, old: int, b: Builder) -> str | Non
     for k in other:
         size = static_dim(x, axes[k])
         indices = np.arange(size, dtype=np.int64)[slice(starts[k], ends[k], steps[k])]
-        _follow_output(node, "Gather", [b.const(indices)], {"axis": axes[k]}, f"_{axes[k]}")
+        _follow_output(b, node, "Gather", [b.const(indices)], {"axis": axes[k]}, f"_{axes[k]}")
     gathered = f"; steps {[steps[k] for k in other]} by Gather" if other else ""
     return f"starts/ends/axes inputs → attributes{gathered}"
 

@@ -39,6 +39,7 @@ import onnx_ir as ir
 from passes.builder import FAMILY, Builder, schema_version
 from passes.errors import ConversionError
 from passes.graph_utils import containers, infer_shapes, node_label
+from passes.names import Namer
 from passes.one_node import OneNodeModel
 from passes.version.convert import ConvertFamilyPass
 from passes.version.expand import body_opsets, expand_function_body
@@ -91,6 +92,7 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
         explain_refusals: bool = True,
         expand_functions: bool = False,
         own: set[int] | None = None,
+        namer: Namer | None = None,
     ) -> None:
         """`source_opsets` ({id(graph or function): opset}, from `source_opsets_of`) lets the
         pass run after ConvertFamilyPass has already moved the opset imports.
@@ -106,6 +108,8 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
         # ids of the model's own nodes (None: all are). Those ConvertFamilyPass adds mean
         # what they mean at the target by construction: only their spelling is converted.
         self.own = own
+        self.namer = namer  # where new names come from (default: one knowing the model's)
+        self._namer = namer
 
     if TYPE_CHECKING:  # onnx_ir's __call__ returns what `call` returns: say so to type checkers
 
@@ -114,6 +118,7 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
     def call(self, model: ir.Model) -> OtherOpsResult:
         conversions: list[OtherOpConversion] = []
         modified = False
+        self._namer = self.namer if self.namer is not None else Namer.of_model(model)
         for where, container, opsets in containers(model):
             source = self.source_opsets.get(id(container), opsets.get(""))
             if source is None or source == self.target_opset:
@@ -156,7 +161,12 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
             modified |= drop_default_attributes(node, old_schema, new_schema)
             modified |= pin_changed_defaults(node, old_schema, new_schema)
             builder = Builder(
-                target, node, culprit=node, on_family=lambda n, v: None, in_function=in_function
+                target,
+                node,
+                culprit=node,
+                on_family=lambda n, v: None,
+                in_function=in_function,
+                namer=self._namer,
             )
             adapted = [
                 what
@@ -170,7 +180,7 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
                 return ("; ".join(adapted) if adapted else RELABELLED), modified or bool(adapted)
             reasons.append(reason)
             delegated = delegate_to_version_converter(
-                node, source, target, in_function, convert_small
+                node, source, target, in_function, convert_small, self._namer
             )
             if delegated is None:
                 return DELEGATED, True
@@ -184,7 +194,9 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
                     "may round differently)"
                 )
             raise self._refusal(node, old, source, "; ".join(reasons))
-        expanded = expand_function_body(node, old, source, target, in_function, convert_small)
+        expanded = expand_function_body(
+            node, old, source, target, in_function, convert_small, self._namer
+        )
         if expanded is None:
             return EXPANDED, True
         reasons.append(expanded)

@@ -5,7 +5,9 @@
 
 The one conversion pass: it runs, in this order,
 
-1. InferFunctionTypesPass, when the model has functions (their inputs are untyped, and the
+1. when the model has functions: ResolveAttributeReferencesPass (a family node in a
+   function that takes an attribute from its call gets the value, where every call gives
+   the same one), then InferFunctionTypesPass (function inputs are untyped, and the
    adapters need dtypes and ranks);
 2. ConvertFamilyPass: Max, ReduceMax and ArgMax, one schema version at a time. It goes
    first because it removes constants (axes) that only family nodes used;
@@ -26,13 +28,16 @@ both there once.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 import onnx_ir as ir
 
 from passes.builder import min_ir_version
+from passes.function_attrs import ResolveAttributeReferencesPass
 from passes.function_types import InferFunctionTypesPass
 from passes.graph_utils import containers
+from passes.names import Namer
 from passes.version.convert import ConvertFamilyPass, Rewrite
 from passes.version.other_ops import ConvertOtherOpsPass, OtherOpConversion, source_opsets_of
 
@@ -51,10 +56,19 @@ class ConvertToOpsetPass(ir.passes.InPlacePass):
     """Convert every node of the default domain to `target_opset`, or raise
     ConversionError naming the node that has no exact form there."""
 
-    def __init__(self, target_opset: int, *, expand_functions: bool = False) -> None:
+    def __init__(
+        self,
+        target_opset: int,
+        *,
+        expand_functions: bool = False,
+        reserved_names: Callable[[], Iterable[str]] | None = None,
+    ) -> None:
+        """`reserved_names`: names held outside `model` that new names must avoid too (the
+        rest of the protobuf when the model is a part of it, as in maxlower.sparse)."""
         super().__init__()
         self.target_opset = target_opset
         self.expand_functions = expand_functions
+        self.reserved_names = reserved_names
 
     def requires(self, model: ir.Model) -> None:
         if "" not in model.opset_imports and "ai.onnx" not in model.opset_imports:
@@ -67,18 +81,21 @@ class ConvertToOpsetPass(ir.passes.InPlacePass):
     def call(self, model: ir.Model) -> ConversionResult:
         modified = normalise_opset_imports(model)
         if model.functions:  # (it walks every node to find calls; without functions, for nothing)
+            modified |= ResolveAttributeReferencesPass()(model).modified  # (they decide types)
             InferFunctionTypesPass()(model)
         sources = source_opsets_of(model)
         # The nodes the family's adapters add mean what they mean at the target by
         # construction: the other-op pass converts only their spelling (the list keeps
         # the model's own nodes alive, so their ids stay unique).
         own = [n for _, c, _ in containers(model) for n in ir.traversal.RecursiveGraphIterator(c)]
-        family = ConvertFamilyPass(self.target_opset)(model)
+        namer = Namer.of_model(model, self.reserved_names)  # one for both: names never repeat
+        family = ConvertFamilyPass(self.target_opset, namer=namer)(model)
         others = ConvertOtherOpsPass(
             self.target_opset,
             sources,
             expand_functions=self.expand_functions,
             own={id(n) for n in own},
+            namer=namer,
         )(model)
         ir_version = max(model.ir_version, min_ir_version(self.target_opset), 4)
         modified |= family.modified or others.modified or ir_version != model.ir_version
