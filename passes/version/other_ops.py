@@ -39,6 +39,7 @@ from passes.builder import FAMILY, Builder, schema_version
 from passes.errors import ConversionError
 from passes.graph_utils import containers, infer_shapes, node_label
 from passes.one_node import OneNodeModel
+from passes.version.axes_family import AXES_ADAPTERS
 from passes.version.convert import ConvertFamilyPass
 from passes.version.expand import body_opsets, expand_function_body
 from passes.version.one_node import delegate_to_version_converter
@@ -153,11 +154,12 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
             builder = Builder(
                 target, node, culprit=node, on_family=lambda n, v: None, in_function=in_function
             )
-            adapted = [
-                what
-                for adapter in OTHER_ADAPTERS.get(node.op_type, [])
-                if (what := adapter(node, old, builder)) is not None
-            ]
+            adapted = []
+            for adapter in _adapters(node.op_type):
+                if (what := adapter(node, old, builder)) is not None:
+                    adapted.append(what)
+                if node.graph is None:  # replaced by an exact form made at the target
+                    return "; ".join(adapted), True
             reason = (
                 meaning_change(node, old, new) if self._own(node) else None
             ) or _relabel_problem(node, old, target, ir_version)
@@ -194,6 +196,12 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
         else:
             remedy = "another target opset"
         return ConversionError(node_label(node), node.op_type, reason, remedy)
+
+
+def _adapters(op_type: str) -> list:
+    """The own adapters of `op_type`, in the order they run (the axes family's last: they
+    read what the others left, say the sizes Split-18's num_outputs became)."""
+    return OTHER_ADAPTERS.get(op_type, []) + AXES_ADAPTERS.get(op_type, [])
 
 
 def _relabel_problem(node: ir.Node, old: int, target: int, ir_version: int) -> str | None:
