@@ -4,10 +4,19 @@ order after those of `other_adapters`. One module per op family:
 
     reduce_axes.py   every Reduce* op (ReduceMax's step adapters too, for ConvertFamilyPass)
     squeeze.py       Squeeze and Unsqueeze
+    split.py         Split's `split` (13)
+    pad.py           Pad's `pads` and `value` (11) and `axes` (18)
+    attribute_inputs.py  TopK's k and Slice's starts/ends/axes (10), table-driven
 """
 
 from __future__ import annotations
 
-from passes.version import reduce_axes, squeeze
+from passes.version import attribute_inputs, pad, reduce_axes, split, squeeze
 
-AXES_ADAPTERS = {**reduce_axes.ADAPTERS, **squeeze.ADAPTERS}
+AXES_ADAPTERS = {
+    **reduce_axes.ADAPTERS,
+    **squeeze.ADAPTERS,
+    **split.ADAPTERS,
+    **pad.ADAPTERS,
+    **attribute_inputs.ADAPTERS,
+}
