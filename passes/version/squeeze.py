@@ -106,10 +106,16 @@ def _squeeze_runtime_axes(node: ir.Node, b: Builder, axes: ir.Value) -> str:
     listed = axes_flags(b, axes, rank, None)
     dropped = []
     for i, flag in enumerate(listed):
-        one = b.binary(
-            "Equal", b.axis_length(x, i), b.const(np.array(1, dtype=np.int64)), dtype=DT.BOOL
-        )
-        dropped.append(b.op("Or", [flag, b.op("And", [empty, one], dtype=DT.BOOL)], dtype=DT.BOOL))
+        dim = static_dim(x, i)
+        if dim is not None and dim != 1:  # empty axes leave it: only a listed one goes
+            dropped.append(flag)
+            continue
+        unit = empty
+        if dim is None:
+            one = b.const(np.array(1, dtype=np.int64))
+            is_one = b.binary("Equal", b.axis_length(x, i), one, dtype=DT.BOOL)
+            unit = b.op("And", [empty, is_one], dtype=DT.BOOL)
+        dropped.append(b.op("Or", [flag, unit], dtype=DT.BOOL))
     keep = [
         b.unsqueeze(b.cast(b.op("Not", [flag], dtype=DT.BOOL), DT.INT64), [0]) for flag in dropped
     ]
