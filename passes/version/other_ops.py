@@ -116,7 +116,9 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
                 continue
             family_opset = opsets.get("", source)
             in_function = isinstance(container, ir.Function)
-            for node in list(ir.traversal.RecursiveGraphIterator(container)):
+            for node in _constants_last(ir.traversal.RecursiveGraphIterator(container)):
+                if node.graph is None:  # a Constant an adapter folded into an attribute
+                    continue
                 if node.domain == "" and node.op_type not in FAMILY:
                     label, op_type = node_label(node), node.op_type
                     how, changed = self._convert(
@@ -155,7 +157,7 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
                 target, node, culprit=node, on_family=lambda n, v: None, in_function=in_function
             )
             adapted = []
-            for adapter in _adapters(node.op_type):
+            for adapter in _adapters(node, new):
                 if (what := adapter(node, old, builder)) is not None:
                     adapted.append(what)
                 if node.graph is None:  # replaced by an exact form made at the target
@@ -198,10 +200,35 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
         return ConversionError(node_label(node), node.op_type, reason, remedy)
 
 
-def _adapters(op_type: str) -> list:
-    """The own adapters of `op_type`, in the order they run (the axes family's last: they
-    read what the others left, say the sizes Split-18's num_outputs became)."""
-    return OTHER_ADAPTERS.get(op_type, []) + AXES_ADAPTERS.get(op_type, [])
+def _constants_last(nodes) -> list[ir.Node]:
+    """The nodes in graph order, Constant nodes last: an adapter may fold a Constant into an
+    attribute (Squeeze-13's axes, to 11), and one that no longer exists need not, and at
+    some targets cannot (Constant-1 holds no int64), be converted."""
+    nodes = list(nodes)
+    return [n for n in nodes if n.op_type != "Constant"] + [
+        n for n in nodes if n.op_type == "Constant"
+    ]
+
+
+def _adapters(node: ir.Node, new: int) -> list:
+    """The own adapters of the node's op, in the order they run (the axes family's last:
+    they read what the others left, say the sizes Split-18's num_outputs became). The axes
+    family's only respell operands, so they are left out where the target schema refuses
+    the data's type anyway: the node then reaches the converter and the refusal as it is."""
+    own = OTHER_ADAPTERS.get(node.op_type, [])
+    if _data_type_refused(node, new):
+        return own
+    return own + AXES_ADAPTERS.get(node.op_type, [])
+
+
+def _data_type_refused(node: ir.Node, new: int) -> bool:
+    data = node.inputs[0] if node.inputs else None
+    if data is None or data.dtype is None:
+        return False
+    schema = onnx.defs.get_schema(node.op_type, new, "")
+    param = schema.inputs[0].type_str
+    allowed = {c.type_param_str: c.allowed_type_strs for c in schema.type_constraints}
+    return f"tensor({data.dtype.name.lower()})" not in allowed.get(param, [param])
 
 
 def _relabel_problem(node: ir.Node, old: int, target: int, ir_version: int) -> str | None:
