@@ -390,3 +390,25 @@ def test_top_k_and_slice_both_ways():
             up = maxlower.convert(source, target)
             _agree(source, up, feeds, ("onnxruntime",))
             _agree(up, maxlower.convert(up, 9), feeds, ("onnxruntime",))
+
+
+# -- Resize ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_resize_10_both_ways(mode):
+    """onnxruntime only: onnx.reference has no Resize-10. Scales that grow, shrink, both."""
+    x = _data([1, 2, 5, 7], np.float32)
+    scales_sets = [[1, 1, 2, 3], [1, 1, 0.6, 0.4], [1, 1, 2.5, 0.4], [1, 1, 1, 0.7]]
+    if mode == "nearest":  # onnxruntime's linear takes no scale on the channel axis
+        scales_sets.append([1, 2, 1, 1.5])
+    for scales in scales_sets:
+        source = _model(
+            [oh.make_node("Resize", ["x", "s"], ["y"], mode=mode)],
+            [oh.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 5, 7])],
+            [_out("y", TensorProto.FLOAT, 4)],
+            10,
+            [oh.make_tensor("s", TensorProto.FLOAT, [4], scales)],
+        )
+        for target in (11, 13, 19):
+            up = maxlower.convert(source, target)
+            _agree(source, up, [{"x": x}], ("onnxruntime",))
+            _agree(up, maxlower.convert(up, 10), [{"x": x}], ("onnxruntime",))

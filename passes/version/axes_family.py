@@ -7,11 +7,12 @@ order after those of `other_adapters`. One module per op family:
     split.py         Split's `split` (13)
     pad.py           Pad's `pads` and `value` (11) and `axes` (18)
     attribute_inputs.py  TopK's k and Slice's starts/ends/axes (10), table-driven
+    resize.py        Resize's (X, scales) and the coordinate transformation (11)
 """
 
 from __future__ import annotations
 
-from passes.version import attribute_inputs, pad, reduce_axes, split, squeeze
+from passes.version import attribute_inputs, pad, reduce_axes, resize, split, squeeze
 
 AXES_ADAPTERS = {
     **reduce_axes.ADAPTERS,
@@ -19,4 +20,5 @@ AXES_ADAPTERS = {
     **split.ADAPTERS,
     **pad.ADAPTERS,
     **attribute_inputs.ADAPTERS,
+    **resize.ADAPTERS,
 }

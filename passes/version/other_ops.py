@@ -31,6 +31,7 @@ ConvertFamilyPass, which moves the opset import (before or after this pass).
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import onnx
 import onnx_ir as ir
@@ -106,6 +107,7 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
         # ids of the model's own nodes (None: all are). Those ConvertFamilyPass adds mean
         # what they mean at the target by construction: only their spelling is converted.
         self.own = own
+        self._naming: dict = {}
 
     def call(self, model: ir.Model) -> OtherOpsResult:
         conversions: list[OtherOpConversion] = []
@@ -115,6 +117,9 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
             if source is None or source == self.target_opset:
                 continue
             family_opset = opsets.get("", source)
+            # one counter and one constant cache per container, as in ConvertFamilyPass:
+            # what the adapters of two unnamed nodes of one op make must not share names
+            self._naming = {"counter": itertools.count(), "constants": {}}
             in_function = isinstance(container, ir.Function)
             for node in _constants_last(ir.traversal.RecursiveGraphIterator(container)):
                 if node.graph is None:  # a Constant an adapter folded into an attribute
@@ -154,7 +159,12 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
             modified |= drop_default_attributes(node, old_schema, new_schema)
             modified |= pin_changed_defaults(node, old_schema, new_schema)
             builder = Builder(
-                target, node, culprit=node, on_family=lambda n, v: None, in_function=in_function
+                target,
+                node,
+                culprit=node,
+                on_family=lambda n, v: None,
+                in_function=in_function,
+                **self._naming,
             )
             adapted = []
             for adapter in _adapters(node, new):
