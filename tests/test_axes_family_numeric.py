@@ -412,3 +412,18 @@ def test_resize_10_both_ways(mode):
             up = maxlower.convert(source, target)
             _agree(source, up, [{"x": x}], ("onnxruntime",))
             _agree(up, maxlower.convert(up, 10), [{"x": x}], ("onnxruntime",))
+
+
+@pytest.mark.parametrize("pads", [[1, 2, 0, 4], [0, 7, 2, 0], [3, 0, 3, 0]])
+def test_pad_wrap_below_19(pads):
+    """mode='wrap' as Gathers of wrapped indices, pads beyond the axis's length included."""
+    source = _model(
+        [oh.make_node("Pad", ["x", "pads"], ["y"], mode="wrap")],
+        [oh.make_tensor_value_info("x", TensorProto.INT32, [2, 3])],
+        [_out("y", TensorProto.INT32, 2)],
+        19,
+        [oh.make_tensor("pads", TensorProto.INT64, [4], pads)],
+    )
+    converted = maxlower.convert(source, 18)
+    assert "Pad" not in {n.op_type for n in converted.graph.node}
+    _agree(source, converted, [{"x": _data([2, 3], np.int32, seed)} for seed in range(2)])

@@ -1,6 +1,5 @@
 """Pad across opset 11 (`pads` and `value` attributes became the inputs `pads` and
-`constant_value`) and 18 (the `axes` input), both ways. At 19 only the mode 'wrap' came,
-which relabel.NEW_ATTRIBUTE_VALUES refuses below 19.
+`constant_value`) and 18 (the `axes` input), both ways, and 19 (the mode 'wrap').
 
     Pad-2(x){pads, value=v}, to ≥ 11                 →  Pad(x, int64 pads, v as x's type)
     Pad-11(x, constant pads, constant v), to ≤ 10    →  Pad(x){pads, value=v} (v must be a
@@ -13,6 +12,8 @@ which relabel.NEW_ATTRIBUTE_VALUES refuses below 19.
                                                      →  pads over every axis computed: for
                                                         axis i, Σ_k [axes_k ≡ i] · pads_k
                                                         (begins) and · pads_n+k (ends)
+    Pad-19(x, constant pads){mode='wrap'}, to ≤ 18  →  per padded axis of static length n,
+                                                        Gather(·, (arange(n+b+e) - b) mod n)
 """
 
 from __future__ import annotations
@@ -21,12 +22,21 @@ import numpy as np
 import onnx_ir as ir
 
 from passes.builder import Builder
-from passes.graph_utils import const_tensor, constant_ints, remove_if_orphaned, require_rank
+from passes.graph_utils import (
+    const_tensor,
+    constant_ints,
+    remove_if_orphaned,
+    replace_node,
+    require_rank,
+    static_dim,
+)
 
 DT = ir.DataType
 
 
 def pad_for_target(node: ir.Node, old: int, b: Builder) -> str | None:
+    if old >= 19 > b.opset and node.attributes.get_string("mode", "constant") == "wrap":
+        return _wrap_as_gathers(node, old, b)
     done = []
     if old >= 18 > b.opset:
         done.append(_axes_to_full_pads(node, b))
@@ -121,6 +131,42 @@ def _axes_to_full_pads(node: ir.Node, b: Builder) -> str | None:
     node.resize_inputs(3 if node.inputs[2] is not None else 2)
     remove_if_orphaned(node.graph, pads_value, axes_value)
     return how
+
+
+def _wrap_as_gathers(node: ir.Node, old: int, b: Builder) -> str:
+    """mode='wrap' (19): output index j of an axis of length n reads x[(j - begin) mod n],
+    a Gather of constant indices per padded axis (cropping too: the indices stay in range)."""
+    x = node.inputs[0]
+    rank = require_rank(node, x, "wrap padding becomes one Gather per padded axis")
+    pads = [None if v is None or v.is_graph_input() else constant_ints(v) for v in node.inputs[1:2]]
+    axes_value = node.inputs[3] if len(node.inputs) > 3 else None
+    axes = list(range(rank)) if axes_value is None else constant_ints(axes_value)
+    if pads[0] is None or axes is None or (axes_value is not None and axes_value.is_graph_input()):
+        raise b.refuse(
+            f"Pad-{old}'s mode 'wrap' only exists from opset 19, and its exact form (a Gather "
+            "per axis) needs constant pads and axes",
+            "make pads and axes constants, or target opset 19 or later",
+        )
+    result = x
+    for k, axis in enumerate(axes):
+        axis = axis + rank if axis < 0 else axis
+        begin, end = pads[0][k], pads[0][len(axes) + k]
+        if begin == 0 and end == 0:
+            continue
+        n = static_dim(x, axis)
+        if not n:
+            raise b.refuse(
+                f"Pad-{old}'s mode 'wrap' only exists from opset 19, and its exact form (a "
+                f"Gather per axis) needs the length of axis {axis} of {x.name!r}, which is "
+                "not static and positive",
+                "give the input a static shape, or target opset 19 or later",
+            )
+        indices = (np.arange(n + begin + end, dtype=np.int64) - begin) % n
+        result = b.op("Gather", [result, b.const(indices)], {"axis": axis}, dtype=x.dtype)
+    if result is x:
+        result = b.op("Identity", [x], dtype=x.dtype)
+    replace_node(node, result)
+    return "mode 'wrap' as a Gather of wrapped indices per padded axis"
 
 
 def _runtime_full_pads(b: Builder, pads: ir.Value, axes: ir.Value, rank: int) -> ir.Value:

@@ -3,7 +3,7 @@ both ways, and across 11, where negative axes came in.
 
     Squeeze/Unsqueeze-11(x){axes}, to ≥ 13           →  (x, int64 initializer axes)
     Squeeze/Unsqueeze-13(x, constant axes), to ≤ 12  →  (x){axes}
-    Squeeze-13(x, empty axes), to ≤ 12              →  Squeeze(x) (every dim of length 1)
+    Squeeze-13(x, constant empty axes), to ≤ 12     →  refused (see below)
     Squeeze-13(x, run-time axes), to 6..12          →  per axis i, d_i = [i in axes, or axes
                                                        empty and dim i is 1]; the d_i axes
                                                        removed: Reshape to the kept dims, or
@@ -18,8 +18,10 @@ both ways, and across 11, where negative axes came in.
                                                        Unsqueeze: the output's)
 
 Squeeze-13 given an empty `axes`: the spec only says what an absent one means (remove every
-dim of length 1); onnxruntime does the same for an empty one, and onnx.reference removes
-none. The forms above follow onnxruntime.
+dim of length 1); onnxruntime does the same for an empty one, and onnx.reference and onnx's
+shape inference remove none. A constant empty axes is refused (the result's declared shape
+would contradict one or the other); for run-time axes the form follows onnxruntime, the
+runtime the model runs in (an empty value cannot be refused ahead of time).
 """
 
 from __future__ import annotations
@@ -67,11 +69,16 @@ def _axes_input_to_attribute(node: ir.Node, b: Builder) -> str | None:
         if node.op_type == "Squeeze":
             return _squeeze_runtime_axes(node, b, axes_value)
         return _unsqueeze_runtime_axes(node, b, axes_value)
+    if not axes:
+        raise b.refuse(
+            f"its axes {axes_value.name!r} are empty, which onnx's shape inference and "
+            "onnx.reference read as 'remove no dim' and onnxruntime as 'remove every dim of "
+            "length 1'; no Squeeze before opset 13 says either for both",
+            "leave axes out (every dim of length 1 goes), or list the axes to remove",
+        )
     node.replace_input_with(1, None)
     node.resize_inputs(1)
     remove_if_orphaned(node.graph, axes_value)
-    if not axes:
-        return "empty axes input dropped (every dim of length 1 is removed)"
     node.attributes["axes"] = ir.AttrInt64s("axes", axes)
     return f"constant axes input moved to the attribute axes={axes}"
 
