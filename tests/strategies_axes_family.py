@@ -10,9 +10,10 @@ What varies: the op; the source opset (7 to the latest); the element type (float
 int32 where the op takes it); shapes of rank 1-3 with dims 0-3 (1 where Squeeze needs it,
 at least k for TopK); the axes / split / pads / k / starts-ends as an attribute (before the
 boundary) or, after it, as an initializer, a Constant node, a graph input (run time) or
-absent; negative axes from opset 11; keepdims and noop_with_empty_axes; Pad's value and
-axes (18). Stripped shapes: the data input declared with symbolic dims, or reaching the
-node through a Reshape to a run-time shape, after which no rank is known at all.
+absent; negative axes from opset 11; keepdims and noop_with_empty_axes; Pad's value,
+axes (18) and mode 'wrap' (19). Stripped shapes: the data input declared with symbolic
+dims, or reaching the node through a Reshape to a run-time shape, after which no rank is
+known at all.
 """
 
 from __future__ import annotations
@@ -209,16 +210,20 @@ def _node_parts(draw, op, source, boundary, shape, draft):
         value = draw(st.sampled_from([0.0, -1.5, 2.0]))
         if not as_input:
             return {"pads": pads, "value": value}, [], rank, 1
+        attrs = {}
+        if source >= 19 and draw(st.booleans()):  # wraps around a non-empty axis
+            attrs["mode"] = "wrap"
+            shape[:] = [max(d, 1) for d in shape]
         elem_value = helper.make_tensor("c", draft.elem, [], [value])
         extra = [draft.ints(draw, "pads", pads)]
-        if draw(st.booleans()):
+        if not attrs and draw(st.booleans()):
             draft.nodes.append(helper.make_node("Constant", [], ["c"], value=elem_value))
             extra.append("c")
         else:
             extra.append("")
         if axes is not None:
             extra.append(draft.ints(draw, "axes", axes))
-        return {}, extra, rank, 1
+        return attrs, extra, rank, 1
     if op == "TopK":
         axis = draw(st.integers(-rank if source >= 11 else 0, rank - 1))
         shape[axis] = max(shape[axis], 1)
@@ -240,4 +245,5 @@ def _node_parts(draw, op, source, boundary, shape, draft):
 def _axes_attribute_or_input(draw, axes, as_input, draft):
     if as_input:
         return {}, [draft.ints(draw, "axes", axes)]
-    return {"axes": axes}, []
+    # (sorted: onnx's inference of Squeeze-1/Unsqueeze-1 misreads axes out of order)
+    return {"axes": sorted(axes) if draft.opset < 11 else axes}, []

@@ -57,7 +57,16 @@ def move_axes(node: ir.Node, old: int, b: Builder) -> str | None:
         done.append(axes_attribute_to_input(node, b))
     if node.graph is not None and b.opset < 11 <= old:
         done.append(_normalise_negative_axes(node, b))
+        _sort_axes(node)
     return "; ".join(d for d in done if d) or None
+
+
+def _sort_axes(node: ir.Node) -> None:
+    """Below 11 onnx's shape inference of Squeeze/Unsqueeze misreads axes out of order
+    (Squeeze-1 axes=[1, 0] on [1, 1] gives rank 1); their order means nothing."""
+    axes = node.attributes.get_ints("axes", None)
+    if axes is not None and all(a >= 0 for a in axes):
+        node.attributes["axes"] = ir.AttrInt64s("axes", sorted(axes))
 
 
 def _axes_input_to_attribute(node: ir.Node, b: Builder) -> str | None:
