@@ -5,7 +5,7 @@ order after those of `other_adapters`. One module per op family:
     reduce_axes.py   every Reduce* op (ReduceMax's step adapters too, for ConvertFamilyPass)
     squeeze.py       Squeeze and Unsqueeze
     split.py         Split's `split` (13)
-    pad.py           Pad's `pads` and `value` (11) and `axes` (18)
+    pad.py           Pad's `pads` and `value` (11), `axes` (18) and mode 'wrap' (19)
     attribute_inputs.py  TopK's k and Slice's starts/ends/axes (10), table-driven
     resize.py        Resize's (X, scales) and the coordinate transformation (11)
 """
