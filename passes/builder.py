@@ -10,6 +10,7 @@ exist at the target fails with a ConversionError instead of producing an invalid
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -49,14 +50,22 @@ def first_opset_of(op_type: str) -> int:
     )
 
 
-# Ops whose `axes` moved from an attribute to an input, and the version where it moved.
-_AXES_INPUT_SINCE = {
-    "Squeeze": 13,
-    "Unsqueeze": 13,
-    "ReduceSum": 13,
-    "ReduceMax": 18,
-    "ReduceMin": 18,
-}
+@functools.cache
+def axes_input_since(op_type: str) -> int | None:
+    """The schema version at which `op_type`'s `axes` became an input (Squeeze and
+    Unsqueeze 13, ReduceSum 13, the other reductions 18), from onnx.defs; None when it
+    never did or always was one."""
+    versions = sorted(
+        (s.since_version, [i.name for i in s.inputs], set(s.attributes))
+        for s in onnx.defs.get_all_schemas_with_history()
+        if s.name == op_type and s.domain == ""
+    )
+    for (_, _, before), (since, inputs, _) in itertools.pairwise(versions):
+        if "axes" in inputs and "axes" in before:
+            return since
+    return None
+
+
 # Elementwise ops that needed `broadcast=1` for any broadcasting before opset 7.
 _LEGACY_BROADCAST = {"Add", "Sub", "Mul", "Div", "Equal", "Less", "Greater", "And", "Or", "Xor"}
 
@@ -267,7 +276,7 @@ class Builder:
     ) -> ir.Value:
         """Squeeze/Unsqueeze/ReduceSum/ReduceMin with `axes` spelt for the target opset."""
         attributes = dict(attributes or {})
-        if self.opset >= _AXES_INPUT_SINCE[op_type]:
+        if self.opset >= axes_input_since(op_type):
             inputs = [*inputs, self.const(np.array(list(axes), dtype=np.int64))]
         else:
             attributes["axes"] = list(axes)

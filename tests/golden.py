@@ -165,6 +165,10 @@ def _rename_graph(graph: ir.Graph, counter) -> None:
             rename(value)
     for value in graph.outputs:
         rename(value)
+    # Values of this graph that only subgraphs read (an initializer an If branch uses).
+    for node in ir.traversal.RecursiveGraphIterator(graph):
+        for value in node.inputs:
+            rename(value)
     # Initializers: order by first use, so registration order does not matter.
     ordered = sorted(graph.initializers.values(), key=lambda v: int(v.name[1:]))
     graph.initializers.clear()

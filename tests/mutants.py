@@ -23,7 +23,7 @@ from maxlower.io import check_result
 from maxlower.pipeline import whole_graph
 from passes.builder import Builder
 from passes.graph_utils import constant_ints, replace_node
-from passes.version import arg_max, common, reduce_max
+from passes.version import arg_max, common, reduce_axes
 from passes.version.registry import ADAPTERS
 from passes.version.to_opset import ConvertToOpsetPass
 
@@ -156,7 +156,7 @@ def _broadcast_along_wrong_axis(node: ir.Node, b: Builder) -> str:
 # -- ReduceMax ----------------------------------------------------------------------------
 def _drop_noop_with_empty_axes(node: ir.Node, b: Builder) -> str | None:
     node.attributes.pop("noop_with_empty_axes", None)  # "ReduceMax-13 has no such attribute"
-    return reduce_max.axes_input_to_attribute(node, b)
+    return reduce_axes.axes_input_to_attribute(node, b)
 
 
 def _size_one_reduction_is_identity(node: ir.Node, b: Builder) -> str | None:
@@ -167,7 +167,7 @@ def _size_one_reduction_is_identity(node: ir.Node, b: Builder) -> str | None:
         replace_node(node, result)
         _declare_shape(result, x.shape)
         return "reducing only size-1 axes is the identity"
-    return reduce_max.axes_input_to_attribute(node, b)
+    return reduce_axes.axes_input_to_attribute(node, b)
 
 
 def _bool_through_float(node: ir.Node, b: Builder) -> str:

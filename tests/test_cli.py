@@ -370,15 +370,15 @@ def test_a_reader_that_stops_reading_does_not_stop_the_conversion(tmp_path: path
 
 def test_convert_reports_every_kind_with_counts_quiet_and_json(example: pathlib.Path, tmp_path):
     """13 → 11 of the quick start's output: family rewrites and other ops (relabelled,
-    delegated) are all reported, grouped with counts; --quiet prints nothing; --json holds
-    every node."""
+    adapted: Unsqueeze's axes, passes/version/squeeze.py) are all reported, grouped with
+    counts; --quiet prints nothing; --json holds every node."""
     first = invoke("convert", example, "--opset", "13", "-o", tmp_path / "m13.onnx")
     assert first.exit_code == 0, first.output
     result = invoke("convert", tmp_path / "m13.onnx", "--opset", "11", "--dry-run")
     assert result.exit_code == 0, result.output
     assert "  rewritten: 1 node\n" in result.stdout
     assert "  relabelled: 40 nodes\n" in result.stdout
-    assert "  delegated: 6 nodes\n" in result.stdout
+    assert "  adapted: 6 nodes\n" in result.stdout
     assert "Equal 13→11 ×10" in result.stdout
 
     json_path = tmp_path / "report.json"
@@ -387,7 +387,7 @@ def test_convert_reports_every_kind_with_counts_quiet_and_json(example: pathlib.
     )
     assert quiet.exit_code == 0 and quiet.output == ""
     document = json.loads(json_path.read_text())
-    assert document["counts"] == {"rewritten": 1, "relabelled": 40, "delegated": 6}
+    assert document["counts"] == {"rewritten": 1, "relabelled": 40, "adapted": 6}
     assert len(document["changes"]["relabelled"]) == 40
     assert document["verification"] is None
     assert (tmp_path / "m13.opset11.onnx").exists()

@@ -58,7 +58,7 @@ from passes.graph_utils import (
     static_dim,
     static_rank,
 )
-from passes.version import reduce_max as reduce_max_adapters
+from passes.version import reduce_axes
 
 
 def read_axes(node: ir.Node) -> tuple[list[int] | None, int, int]:
@@ -117,7 +117,7 @@ def runtime_axes_to_constant(node: ir.Node, b: Builder) -> str | None:
     axes, _, _ = read_axes(node)
     if axes is not None:
         return None
-    return reduce_max_adapters.axes_input_to_attribute(node, b)
+    return reduce_axes.axes_input_to_attribute(node, b)
 
 
 def _single_axis(node: ir.Node, b: Builder, why: str) -> tuple[ir.Value, int, int, DT] | None:

@@ -41,6 +41,7 @@ from passes.errors import ConversionError
 from passes.graph_utils import containers, infer_shapes, node_label
 from passes.names import Namer
 from passes.one_node import OneNodeModel
+from passes.version.axes_family import AXES_ADAPTERS
 from passes.version.convert import ConvertFamilyPass
 from passes.version.expand import body_opsets, expand_function_body
 from passes.version.one_node import delegate_to_version_converter
@@ -110,6 +111,7 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
         self.own = own
         self.namer = namer  # where new names come from (default: one knowing the model's)
         self._namer = namer
+        self._constants: dict = {}
 
     if TYPE_CHECKING:  # onnx_ir's __call__ returns what `call` returns: say so to type checkers
 
@@ -124,8 +126,13 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
             if source is None or source == self.target_opset:
                 continue
             family_opset = opsets.get("", source)
+            # one constant cache per container, as in ConvertFamilyPass: the adapters of
+            # two nodes make an equal constant once (names are fresh through the namer)
+            self._constants = {}
             in_function = isinstance(container, ir.Function)
-            for node in list(ir.traversal.RecursiveGraphIterator(container)):
+            for node in _constants_last(ir.traversal.RecursiveGraphIterator(container)):
+                if node.graph is None:  # a Constant an adapter folded into an attribute
+                    continue
                 if node.domain == "" and node.op_type not in FAMILY:
                     label, op_type = node_label(node), node.op_type
                     how, changed = self._convert(
@@ -167,12 +174,14 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
                 on_family=lambda n, v: None,
                 in_function=in_function,
                 namer=self._namer,
+                constants=self._constants,
             )
-            adapted = [
-                what
-                for adapter in OTHER_ADAPTERS.get(node.op_type, [])
-                if (what := adapter(node, old, builder)) is not None
-            ]
+            adapted = []
+            for adapter in _adapters(node, new):
+                if (what := adapter(node, old, builder)) is not None:
+                    adapted.append(what)
+                if node.graph is None:  # replaced by an exact form made at the target
+                    return "; ".join(adapted), True
             reason = (
                 meaning_change(node, old, new) if self._own(node) else None
             ) or _relabel_problem(node, old, target, ir_version)
@@ -211,6 +220,37 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
         else:
             remedy = "another target opset"
         return ConversionError(node_label(node), node.op_type, reason, remedy)
+
+
+def _constants_last(nodes) -> list[ir.Node]:
+    """The nodes in graph order, Constant nodes last: an adapter may fold a Constant into an
+    attribute (Squeeze-13's axes, to 11), and one that no longer exists need not, and at
+    some targets cannot (Constant-1 holds no int64), be converted."""
+    nodes = list(nodes)
+    return [n for n in nodes if n.op_type != "Constant"] + [
+        n for n in nodes if n.op_type == "Constant"
+    ]
+
+
+def _adapters(node: ir.Node, new: int) -> list:
+    """The own adapters of the node's op, in the order they run (the axes family's last:
+    they read what the others left, say the sizes Split-18's num_outputs became). The axes
+    family's only respell operands, so they are left out where the target schema refuses
+    the data's type anyway: the node then reaches the converter and the refusal as it is."""
+    own = OTHER_ADAPTERS.get(node.op_type, [])
+    if _data_type_refused(node, new):
+        return own
+    return own + AXES_ADAPTERS.get(node.op_type, [])
+
+
+def _data_type_refused(node: ir.Node, new: int) -> bool:
+    data = node.inputs[0] if node.inputs else None
+    if data is None or data.dtype is None:
+        return False
+    schema = onnx.defs.get_schema(node.op_type, new, "")
+    param = schema.inputs[0].type_str
+    allowed = {c.type_param_str: c.allowed_type_strs for c in schema.type_constraints}
+    return f"tensor({data.dtype.name.lower()})" not in allowed.get(param, [param])
 
 
 def _relabel_problem(node: ir.Node, old: int, target: int, ir_version: int) -> str | None:

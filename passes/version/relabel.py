@@ -45,7 +45,9 @@ _LEGACY_BROADCAST = sorted(
 MEANING_CHANGES = {
     **{(op, 13): "last_axis" for op in _COERCE_TO_2D},
     **{(op, 7): "one_shape" for op in _LEGACY_BROADCAST},
-    ("Resize", 11): None,  # inputs (X, scales) became (X, roi, scales, sizes)
+    # inputs (X, scales) became (X, roi, scales, sizes), with the coordinate transformation
+    # and rounding said; a node spelt so that both mean one thing (resize.py) is unaffected
+    ("Resize", 11): "resize_pinned",
     ("Scan", 9): None,  # batch axis and sequence_lens removed
     ("Upsample", 9): None,  # scales moved from attribute to input
 }
@@ -158,6 +160,8 @@ def meaning_change(node: ir.Node, old: int, new: int) -> str | None:
             continue
         if unaffected == "one_shape" and _inputs_of_one_static_shape(node):
             continue
+        if unaffected == "resize_pinned" and _resize_pinned(node, new):
+            continue
         why = {
             "last_axis": " and this node's axis is not its input's last axis",
             "one_shape": " (broadcasting) and its inputs are not provably of one shape",
@@ -170,6 +174,15 @@ def meaning_change(node: ir.Node, old: int, new: int) -> str | None:
         if op == node.op_type and attr is not None and attr.value == value and new < since:
             return f"{attribute}={value!r} only exists from {op}-{since}"
     return None
+
+
+def _resize_pinned(node: ir.Node, new: int) -> bool:
+    """Resize spelt for the side of opset 11 it goes to by passes/version/resize.py: the
+    asymmetric transformation written out (11 and later), or (X, scales) alone (10)."""
+    if new >= 11:
+        attr = node.attributes.get("coordinate_transformation_mode")
+        return attr is not None and attr.value == "asymmetric"
+    return len(node.inputs) == 2
 
 
 def _inputs_of_one_static_shape(node: ir.Node) -> bool:
