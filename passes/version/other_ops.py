@@ -266,7 +266,9 @@ class _Probe:
     def __init__(self, node: ir.Node, source: int) -> None:
         self.node, self.source = node, source
         try:
-            self.proto: onnx.ModelProto | None = OneNodeModel(node, source).proto()
+            self.proto: onnx.ModelProto | None = OneNodeModel(node, source).proto(
+                hold_unknown_ranks=True
+            )
         except Exception:  # untyped inputs: only the versions that keep its schema are known
             self.proto = None
 

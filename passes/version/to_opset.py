@@ -56,11 +56,18 @@ class ConvertToOpsetPass(ir.passes.InPlacePass):
         self.expand_functions = expand_functions
 
     def requires(self, model: ir.Model) -> None:
-        if "" not in model.opset_imports and "ai.onnx" not in model.opset_imports:
-            raise ir.passes.PreconditionError("the model imports no default-domain opset")
+        if not _imports_default(model.opset_imports) and any(
+            _imports_default(f.opset_imports) for f in model.functions.values()
+        ):
+            raise ir.passes.PreconditionError(
+                "the model imports no default-domain opset, but some function does"
+            )
 
     def call(self, model: ir.Model) -> ConversionResult:
         modified = normalise_opset_imports(model)
+        if "" not in model.opset_imports:  # no default-domain node to convert (ai.onnx.ml only)
+            model.opset_imports[""] = self.target_opset
+            modified = True
         if model.functions:  # (it walks every node to find calls; without functions, for nothing)
             InferFunctionTypesPass()(model)
         sources = source_opsets_of(model)
@@ -79,6 +86,10 @@ class ConvertToOpsetPass(ir.passes.InPlacePass):
         modified |= family.modified or others.modified or ir_version != model.ir_version
         model.ir_version = ir_version
         return ConversionResult(model, modified, family.rewrites, others.conversions)
+
+
+def _imports_default(opsets: dict[str, int]) -> bool:
+    return "" in opsets or "ai.onnx" in opsets
 
 
 def normalise_opset_imports(model: ir.Model) -> bool:
