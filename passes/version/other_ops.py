@@ -39,6 +39,7 @@ from passes.builder import FAMILY, Builder, schema_version
 from passes.errors import ConversionError
 from passes.graph_utils import containers, infer_shapes, node_label
 from passes.one_node import OneNodeModel
+from passes.version.compare_adapters import COMPARE_ADAPTERS
 from passes.version.convert import ConvertFamilyPass
 from passes.version.expand import body_opsets, expand_function_body
 from passes.version.one_node import delegate_to_version_converter
@@ -52,6 +53,7 @@ from passes.version.relabel import (
     schema_problem,
 )
 
+_ADAPTERS = {**OTHER_ADAPTERS, **COMPARE_ADAPTERS}
 RELABELLED = "relabelled"
 DELEGATED = "converted by onnx.version_converter"
 EXPANDED = "expanded into its ONNX function body"
@@ -155,7 +157,7 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
             )
             adapted = [
                 what
-                for adapter in OTHER_ADAPTERS.get(node.op_type, [])
+                for adapter in _ADAPTERS.get(node.op_type, [])
                 if (what := adapter(node, old, builder)) is not None
             ]
             reason = (
