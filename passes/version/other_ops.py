@@ -42,6 +42,7 @@ from passes.one_node import OneNodeModel
 from passes.version.compare_adapters import COMPARE_ADAPTERS
 from passes.version.convert import ConvertFamilyPass
 from passes.version.expand import body_opsets, expand_function_body
+from passes.version.negative_axes import negative_axes_to_nonnegative
 from passes.version.one_node import delegate_to_version_converter
 from passes.version.other_adapters import OTHER_ADAPTERS
 from passes.version.relabel import (
@@ -157,7 +158,7 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
             )
             adapted = [
                 what
-                for adapter in _ADAPTERS.get(node.op_type, [])
+                for adapter in [negative_axes_to_nonnegative, *_ADAPTERS.get(node.op_type, [])]
                 if (what := adapter(node, old, builder)) is not None
             ]
             reason = (
@@ -241,8 +242,8 @@ def refusal_remedy(node: ir.Node, source: int, target: int, expand_functions: bo
     low, high = probe.reachable(expand_functions)
     if low <= target <= high:
         remedies.append(
-            f"changing what the reason names (alone in a model, this node converts to opset "
-            f"{target})"
+            "changing what the reason names (alone in a model, with the types the model "
+            "gives it, this node converts to the target)"
         )
     elif low < high:
         remedies.append(f"a target opset in {low}..{high}")
