@@ -83,3 +83,31 @@ def test_the_converter_alone_refuses_float_equal_below_11():
     with pytest.raises(Exception):  # noqa: B017 (its C++ assertion has no type of its own)
         converted = onnx.version_converter.convert_version(case.source_model(), 9)
         onnx.checker.check_model(converted, full_check=True)
+
+
+def test_a_value_of_unknown_rank_is_held_not_dropped():
+    """The one-node model of a node on a value of unknown rank passes the full check, keeps
+    the element type, and releases back to plain graph inputs and outputs."""
+    import onnx_ir as ir
+
+    from passes.graph_utils import infer_shapes
+    from passes.one_node import OneNodeModel, release_holds
+
+    case = next(c.values[0] for c in POSITIVE if c.values[0].name.startswith("reduce_mean_unk"))
+    model = ir.serde.deserialize_model(case.source_model())
+    infer_shapes(model)
+    node = next(n for n in model.graph if n.op_type == "ReduceMean")
+    assert node.inputs[0].shape is None and node.inputs[0].dtype == ir.DataType.FLOAT
+    with pytest.raises(onnx.checker.ValidationError, match="shape"):
+        onnx.checker.check_model(OneNodeModel(node, 12).proto(), full_check=True)
+    held = OneNodeModel(node, 12).proto(hold_unknown_ranks=True)
+    onnx.checker.check_model(held, full_check=True)
+    assert [n.domain for n in held.graph.node] == [HOLD_DOMAIN, "", HOLD_DOMAIN]
+    released = ir.serde.deserialize_model(held)
+    release_holds(released)
+    assert [n.op_type for n in released.graph] == ["ReduceMean"]
+    assert [v.name for v in released.graph.inputs] == ["__mirror0"]
+    assert released.graph.inputs[0].dtype == ir.DataType.FLOAT
+    assert released.graph.inputs[0].shape is None
+    assert [v.name for v in released.graph.outputs] == ["__output0"]
+    assert HOLD_DOMAIN not in released.opset_imports
