@@ -25,7 +25,7 @@ import pytest
 from tests.fixtures.catalog import HERE, outputs_of
 from tests.fixtures.corpus import CONVERTER_VERDICTS, TARGETS, entries
 
-MAX_NODES = 300
+MAX_NODES = 120
 SHARE = 3  # one PyTorch pair in SHARE runs here
 
 
