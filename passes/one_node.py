@@ -131,7 +131,7 @@ class OneNodeModel:
                 raise ValueError(f"input {value.name!r} has no type")
         model = ir.serde.serialize_model(self.model)
         if hold_unknown_ranks:
-            _hold_inputs(model)
+            _hold(model, inputs=True)
         for output in model.graph.output:
             output.ClearField("type")  # what inference gives at this opset, not the graph's
         inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
@@ -142,7 +142,7 @@ class OneNodeModel:
                 raise ValueError(f"ONNX shape inference gives no type for {value.name!r}")
             output.type.CopyFrom(types[output.name])
         if hold_unknown_ranks:
-            _hold_outputs(model)
+            _hold(model, inputs=False)
         return model
 
 
@@ -156,36 +156,22 @@ def _held_source(info: onnx.ValueInfoProto) -> onnx.ValueInfoProto:
     return onnx.helper.make_tensor_value_info(info.name + _HELD, elem_type, [])
 
 
-def _hold_inputs(model: onnx.ModelProto) -> None:
-    graph = model.graph
+def _hold(model: onnx.ModelProto, *, inputs: bool) -> None:
+    """Hold the graph inputs (or outputs) of unknown rank: a scalar stands in for each in
+    the signature, and a hold node connects the two."""
+    infos = model.graph.input if inputs else model.graph.output
     holds = []
-    for k, info in enumerate(graph.input):
-        if _rank_unknown(info):
-            graph.value_info.append(info)
-            holds.append(
-                onnx.helper.make_node("Hold", [info.name + _HELD], [info.name], domain=HOLD_DOMAIN)
-            )
-            graph.input[k].CopyFrom(_held_source(info))
-    _add_holds(model, holds, first=True)
-
-
-def _hold_outputs(model: onnx.ModelProto) -> None:
-    graph = model.graph
-    holds = []
-    for k, info in enumerate(graph.output):
-        if _rank_unknown(info):
-            graph.value_info.append(info)
-            holds.append(
-                onnx.helper.make_node("Hold", [info.name], [info.name + _HELD], domain=HOLD_DOMAIN)
-            )
-            graph.output[k].CopyFrom(_held_source(info))
-    _add_holds(model, holds, first=False)
-
-
-def _add_holds(model: onnx.ModelProto, holds: list[onnx.NodeProto], first: bool) -> None:
+    for k, info in enumerate(infos):
+        if not _rank_unknown(info):
+            continue
+        model.graph.value_info.append(info)  # (a copy: the type inside, of unknown rank)
+        outer, inner = info.name + _HELD, info.name
+        ends = ([outer], [inner]) if inputs else ([inner], [outer])
+        holds.append(onnx.helper.make_node("Hold", *ends, domain=HOLD_DOMAIN))
+        infos[k].CopyFrom(_held_source(info))
     if not holds:
         return
-    nodes = [*holds, *model.graph.node] if first else [*model.graph.node, *holds]
+    nodes = [*holds, *model.graph.node] if inputs else [*model.graph.node, *holds]
     del model.graph.node[:]
     model.graph.node.extend(nodes)
     if all(entry.domain != HOLD_DOMAIN for entry in model.opset_import):
