@@ -147,7 +147,12 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
         modified = drop_unused_outputs(node, old_schema)
 
         def convert_small(small: ir.Model, small_opset: int) -> None:
-            convert_small_model(small, small_opset, target, family_opset)
+            # A delegated node's way on from an intermediate opset expands a function body
+            # only where the user allowed expansion (ReduceL2-18's body rounds unlike
+            # onnxruntime's kernel).
+            convert_small_model(
+                small, small_opset, target, family_opset, expand_functions=self.expand_functions
+            )
 
         if new is not None:
             new_schema = onnx.defs.get_schema(node.op_type, new, "")
