@@ -3,8 +3,10 @@
     python benchmarks/whole_model.py                      # all fixtures, writes RESULTS.md
     python benchmarks/whole_model.py --fixture encoder --no-results
 
-Every fixture of `tests/fixtures` (real PyTorch exports and onnx's light models, with
-Max-family heads) goes to opsets 11, 13, 17, 18 and the latest, through each converter.
+Every model of the dominance corpus (tests/fixtures/corpus.py: PyTorch exports and onnx's
+light models with Max-family heads, their shape-less copies, skl2onnx / onnxmltools,
+tf2onnx, and third-party patterns on values of unknown rank) goes to opsets 9, 11, 13, 15,
+17, 18, 21 and the latest, through each converter.
 A pair is **ok** when the result passes `onnx.checker.check_model(full_check=True)`, imports
 the target opset, keeps the model-local functions, runs in onnxruntime (CPU,
 `ORT_DISABLE_ALL`) and reproduces the original's outputs bit for bit on seeded inputs;
@@ -14,6 +16,12 @@ kernel rounds differently from the body); otherwise **refused** (the converter r
 **invalid** (checker, or wrong opset import), **lost functions**, **no run** (onnxruntime
 cannot run it) or **wrong** (outputs differ). Conversion times are medians over the pairs
 both converters get ok, measured side by side in one process.
+
+**Dominance**: the pairs where onnx.version_converter's result is ok (or ok (spec)) and
+maxlower's is not; it must be 0. Every maxlower refusal must also name a remedy
+("To make it possible: ...") that does not name the target that failed (`remedy_problem`).
+The exit code is 1 when either fails, or maxlower gives an invalid, wrong, unrunnable or
+function-losing model.
 """
 
 from __future__ import annotations
@@ -23,6 +31,8 @@ import collections
 import dataclasses
 import datetime
 import functools
+import json
+import re
 import statistics
 import sys
 import time
@@ -35,13 +45,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))  # tests.fixtures, benchmarks.report
 import maxlower  # noqa: E402
 from benchmarks.report import machine, versions, write_section  # noqa: E402
-from tests.fixtures.catalog import (  # noqa: E402
-    TARGETS,
-    differences,
-    fixtures,
-    outputs_of,
-    spec_reference,
-)
+from tests.fixtures.catalog import differences, outputs_of, spec_reference  # noqa: E402
+from tests.fixtures.corpus import CONVERTER_VERDICTS, GROUPS, TARGETS, entries  # noqa: E402
 
 START_MARKER = "<!-- whole-model:start -->"
 END_MARKER = "<!-- whole-model:end -->"
@@ -53,6 +58,7 @@ CONVERTERS = {
     "maxlower --expand-functions": functools.partial(maxlower.convert, expand_functions=True),
 }
 SPEC_NOT_KERNEL = {"LayerNormalization": 17}  # op → first opset that has it
+CORRECT = ("ok", "ok (spec)")
 SYMBOL = {
     "ok": "✓",
     "ok (spec)": "✓ˢ",
@@ -72,6 +78,7 @@ class Pair:
     category: str
     message: str = ""
     seconds: float = 0.0
+    remedy_problem: str | None = None  # for a maxlower refusal: what is wrong with its remedy
 
 
 def evaluate(fixture, model, feeds, expected, converter: str, target: int) -> Pair:
@@ -79,7 +86,10 @@ def evaluate(fixture, model, feeds, expected, converter: str, target: int) -> Pa
     try:
         converted = CONVERTERS[converter](model, target)
     except Exception as error:  # each converter raises its own kinds
-        return Pair(fixture.name, converter, target, "refused", one_line(error))
+        pair = Pair(fixture.name, converter, target, "refused", one_line(error))
+        if converter.startswith("maxlower"):
+            pair.remedy_problem = remedy_problem(str(error), target)
+        return pair
     seconds = time.perf_counter() - start
     pair = Pair(fixture.name, converter, target, "ok", seconds=seconds)
     try:
@@ -120,6 +130,29 @@ def evaluate(fixture, model, feeds, expected, converter: str, target: int) -> Pa
     return pair
 
 
+_RANGE = re.compile(r"opsets? (?:in )?(\d+)\.\.(\d+)")
+_FROM = re.compile(r"opset (\d+) or later")
+_UP_TO = re.compile(r"opset (\d+) or (?:earlier|below)")
+
+
+def remedy_problem(message: str, target: int) -> str | None:
+    """Why a refusal's message fails the rule (an exact reason, then a remedy that does
+    not name the failed target), or None."""
+    if "To make it possible:" not in message:
+        return "no remedy"
+    remedy = message.split("To make it possible:", 1)[1]
+    for low, high in _RANGE.findall(remedy):
+        if int(low) <= target <= int(high):
+            return f"the remedy's range {low}..{high} holds the target {target}"
+    for low in _FROM.findall(remedy):
+        if int(low) <= target:
+            return f"the remedy's 'opset {low} or later' holds the target {target}"
+    for high in _UP_TO.findall(remedy):
+        if target <= int(high):
+            return f"the remedy's 'opset {high} or earlier' holds the target {target}"
+    return None
+
+
 def one_line(error: BaseException) -> str:
     text = " ".join(str(error).split()) or type(error).__name__
     return f"{type(error).__name__}: {text[:300]}"
@@ -127,18 +160,42 @@ def one_line(error: BaseException) -> str:
 
 def run(fixture_filter: str) -> list[Pair]:
     pairs = []
-    for fixture in fixtures():
-        if fixture_filter not in fixture.name:
+    for entry in entries():
+        if fixture_filter not in entry.name:
             continue
-        model = fixture.load()
-        feeds = fixture.feeds(model)
+        model = entry.load()
+        feeds = entry.feeds(model)
         expected, _ = outputs_of(model, feeds)
         for target in TARGETS:
             for converter in CONVERTERS:
-                pair = evaluate(fixture, model, feeds, expected, converter, target)
+                pair = evaluate(entry, model, feeds, expected, converter, target)
                 pairs.append(pair)
-                print(f"{fixture.name} {target} {converter}: {pair.category}", flush=True)
+                print(f"{entry.name} {target} {converter}: {pair.category}", flush=True)
     return pairs
+
+
+def misses(pairs: list[Pair], converter: str = "maxlower") -> list[Pair]:
+    """The pairs where onnx.version_converter's result is correct and `converter`'s is not."""
+    by_key = {(p.fixture, p.converter, p.target): p for p in pairs}
+    return [
+        p
+        for p in pairs
+        if p.converter == converter
+        and p.category not in CORRECT
+        and by_key[p.fixture, "onnx.version_converter", p.target].category in CORRECT
+    ]
+
+
+def failures(pairs: list[Pair]) -> list[Pair]:
+    """What the acceptance forbids of maxlower: a miss, an invalid, wrong, unrunnable or
+    function-losing model, or a refusal whose remedy breaks the rule."""
+    broken = [
+        p
+        for p in pairs
+        if p.converter == "maxlower"
+        and (p.category not in (*CORRECT, "refused") or p.remedy_problem is not None)
+    ]
+    return misses(pairs) + broken
 
 
 def section(pairs: list[Pair], command: str, seconds: float) -> str:
@@ -154,7 +211,7 @@ def section(pairs: list[Pair], command: str, seconds: float) -> str:
         f"- Machine: {machine()}",
         "- Versions: " + ", ".join(f"{k} {v}" for k, v in versions().items()),
         f"- Command: `{command}` ({seconds:.0f} s wall clock)",
-        f"- Pairs: {len(names)} fixtures × {len(TARGETS)} targets "
+        f"- Pairs: {len(names)} models × {len(TARGETS)} targets "
         f"({', '.join(map(str, TARGETS))}) per converter",
         "",
         "Categories: **✓** passes the full checker, imports the target opset, keeps the "
@@ -165,15 +222,43 @@ def section(pairs: list[Pair], command: str, seconds: float) -> str:
         "few ulp, listed below); **✗** the converter raised; **invalid** checker failure; "
         "**lost fn** model-local functions dropped; **no run**; **wrong** outputs differ.",
         "",
+        "The last two columns: **converter ✓, this not** counts the pairs where "
+        "onnx.version_converter's result is ✓ or ✓ˢ and this converter's is not (it must "
+        "be 0 for maxlower); **bad remedy** the refusals whose message has no remedy or "
+        "names a range holding the target that failed.",
+        "",
         "| converter | "
         + " | ".join(["✓", "✓ˢ", "✗", "invalid", "lost fn", "no run", "wrong"])
-        + " |",
-        "|---|" + "---:|" * 7,
+        + " | converter ✓, this not | bad remedy |",
+        "|---|" + "---:|" * 9,
     ]
     for converter in CONVERTERS:
         counts = collections.Counter(p.category for p in pairs if p.converter == converter)
         cells = [str(counts.get(c, 0)) for c in SYMBOL]
+        if converter == "onnx.version_converter":
+            cells += ["—", "—"]
+        else:
+            bad = sum(p.remedy_problem is not None for p in pairs if p.converter == converter)
+            cells += [str(len(misses(pairs, converter))), str(bad)]
         lines.append(f"| {converter} | " + " | ".join(cells) + " |")
+    lines += ["", "By exporter (✓ counts ✓ and ✓ˢ):", ""]
+    lines += [
+        "| corpus | models | onnx.version_converter ✓ | maxlower ✓ | converter ✓, maxlower not |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for group in GROUPS:
+        mine = [p for p in pairs if p.fixture.startswith(group + "/")]
+        if not mine:
+            continue
+        models = len({p.fixture for p in mine})
+        correct = {
+            c: sum(p.category in CORRECT for p in mine if p.converter == c)
+            for c in ("onnx.version_converter", "maxlower")
+        }
+        lines.append(
+            f"| {group} | {models} | {correct['onnx.version_converter']} | "
+            f"{correct['maxlower']} | {len(misses(mine))} |"
+        )
     lines += [
         "",
         "Each cell: onnx.version_converter alone / maxlower.",
@@ -215,8 +300,26 @@ def section(pairs: list[Pair], command: str, seconds: float) -> str:
         for (category, message), where in sorted(groups.items(), key=lambda g: -len(g[1])):
             message = message.replace("`", "'")
             lines.append(f"- **{category}** ({len(where)}): `{message}` — {', '.join(where)}")
+    problems = [p for p in pairs if p.remedy_problem is not None]
+    if problems:
+        lines += ["", "### maxlower refusals whose remedy breaks the rule", ""]
+        lines += [
+            f"- `{p.fixture}`→{p.target} ({p.converter}): {p.remedy_problem}" for p in problems
+        ]
     lines.append(END_MARKER)
     return "\n".join(lines) + "\n"
+
+
+def write_converter_verdicts(pairs: list[Pair], path: Path) -> None:
+    """onnx.version_converter's category for every pair, which tests/test_dominance.py
+    reads instead of running the converter and its outputs again (for this onnx only)."""
+    verdicts = {
+        f"{p.fixture}@{p.target}": p.category
+        for p in pairs
+        if p.converter == "onnx.version_converter"
+    }
+    data = {"onnx": onnx.__version__, "targets": list(TARGETS), "verdicts": verdicts}
+    path.write_text(json.dumps(data, indent=0, sort_keys=True) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -236,8 +339,14 @@ def main(argv: list[str] | None = None) -> int:
     else:
         write_section(args.results, text, START_MARKER, END_MARKER)
         print(f"wrote the whole-model section of {args.results}")
-    failed = [p for p in pairs if p.converter == "maxlower" and not p.category.startswith("ok")]
-    return 1 if failed else 0
+        if not args.fixture:
+            write_converter_verdicts(pairs, CONVERTER_VERDICTS)
+            print(f"wrote {CONVERTER_VERDICTS}")
+    for p in failures(pairs):
+        print(
+            f"FAILED: {p.fixture} → {p.target}: {p.category} {p.remedy_problem or ''} {p.message}"
+        )
+    return 1 if failures(pairs) else 0
 
 
 if __name__ == "__main__":

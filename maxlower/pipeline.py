@@ -47,7 +47,7 @@ from maxlower.io import (
 from maxlower.profiles import Profile
 from maxlower.safety import check_model_data, describe_invalid
 from maxlower.sparse import convert_sparse, default_opset
-from passes.builder import FAMILY
+from passes.builder import FAMILY, min_ir_version
 from passes.graph_utils import containers
 from passes.legalize import LegalizePass, Lowering
 from passes.version.convert import Rewrite
@@ -184,9 +184,18 @@ def run(
     source = default_opset(prepared)
     if job.opset is not None:
         check_target_opset(job.opset)
-    if source is None:
-        raise InvalidModelError("the model imports no default-domain ('' / ai.onnx) opset")
-    if job.opset is not None:
+    if source is None and any(default_opset(f) is not None for f in prepared.functions):
+        raise InvalidModelError(
+            "the model imports no default-domain ('' / ai.onnx) opset, but some of its "
+            "functions do, so it has no opset to convert them from"
+        )
+    if source is None and job.opset is not None and job.profile is None:
+        # No default-domain node anywhere in the main graph (ai.onnx.ml only, say, as
+        # onnxmltools writes xgboost): nothing to convert; at the target it imports it.
+        return Outcome(
+            _import_default_opset(prepared, job.opset, base_dir, progress), _report_of(job, source)
+        )
+    if job.opset is not None and source is not None:
         training_info.check_unchanged_at(prepared, source, job.opset)
     if job.opset is not None and job.profile is not None:
         # Convert, then lower what conversion wrote, typed and checked as a file of it
@@ -199,7 +208,7 @@ def run(
         lowered.report.conversions = converted.report.conversions
         lowered.report.source_opset, lowered.report.target_opset = source, job.opset
         return lowered
-    report = Report(source, job.opset, profile=job.profile.name if job.profile else None)
+    report = _report_of(job, source)
     sparse = None
     if job.opset is not None:  # (and no profile: that case was split above)
         with progress.stage(f"converting to opset {job.opset}"):
@@ -230,6 +239,20 @@ def run(
     checked = check_result(model, progress, declared)
     training_info.put_back(checked, training, base_dir)
     return Outcome(checked, report)
+
+
+def _report_of(job: Job, source: int | None) -> Report:
+    return Report(source, job.opset, profile=job.profile.name if job.profile else None)
+
+
+def _import_default_opset(
+    prepared: onnx.ModelProto, opset: int, base_dir: str, progress: Progress
+) -> CheckedModel:
+    """`prepared`, which imports no default-domain opset, importing `opset` (and at an IR
+    version that allows it), checked."""
+    prepared.opset_import.append(onnx.helper.make_opsetid("", opset))
+    prepared.ir_version = max(prepared.ir_version, min_ir_version(opset))
+    return check_proto_result(prepared, base_dir, progress)
 
 
 def whole_graph(

@@ -9,6 +9,16 @@
                                 __output<i> of the node's type
     .proto()                    the same as a ModelProto, its outputs typed by strict ONNX
                                 shape inference (what onnx.version_converter wants)
+    .proto(hold_unknown_ranks=True)
+                                the same, valid for onnx.checker also where a value's rank
+                                is unknown (see below); `release_holds` undoes the holds
+
+A main graph's inputs and outputs must have a shape (a rank), but a value inside a model
+need not: outside PyTorch exports many have a type and no known rank. Such a mirror (or
+output) is held: the graph input is a scalar of its element type, and a node of the
+HOLD_DOMAIN (which neither onnx.version_converter nor the checker looks into) turns it
+into the mirror, typed by value_info as the element type of unknown rank. The node in the
+middle is then checked and converted on exactly the types the model gives it.
 
 The legaliser tries decompositions in one (passes.legalize.scratch); version conversion
 hands one to onnx.version_converter, or inlines a function body into one
@@ -29,6 +39,8 @@ from passes.graph_utils import const_tensor
 MIRROR = "__mirror"
 OUTPUT = "__output"
 SMALL_CONSTANT = 4096  # elements; larger constant inputs are seen as plain inputs
+HOLD_DOMAIN = "maxlower.hold"  # only ever inside a one-node model, never in a result
+_HELD = "__held"
 
 
 def small_constant(value: ir.Value) -> ir.TensorProtocol | None:
@@ -108,15 +120,18 @@ class OneNodeModel:
             ir_version = max(8, min_ir_version(opset))
         self.model = ir.Model(self.graph, ir_version=ir_version)
 
-    def proto(self) -> onnx.ModelProto:
+    def proto(self, *, hold_unknown_ranks: bool = False) -> onnx.ModelProto:
         """The model as a ModelProto whose outputs have the types ONNX shape inference gives
         (strict). Raises ValueError when an input's type is unknown, or an output's cannot
-        be inferred."""
+        be inferred. `hold_unknown_ranks`: inputs and outputs of unknown rank are held (see
+        the module docstring), so that the model passes onnx.checker."""
         for mirror in self.graph.inputs:
             if mirror.type is None:
                 value = self.mirrors[int(mirror.name.removeprefix(MIRROR))]
                 raise ValueError(f"input {value.name!r} has no type")
         model = ir.serde.serialize_model(self.model)
+        if hold_unknown_ranks:
+            _hold(model, inputs=True)
         for output in model.graph.output:
             output.ClearField("type")  # what inference gives at this opset, not the graph's
         inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
@@ -126,4 +141,55 @@ class OneNodeModel:
                 value = self.original.outputs[int(output.name.removeprefix(OUTPUT))]
                 raise ValueError(f"ONNX shape inference gives no type for {value.name!r}")
             output.type.CopyFrom(types[output.name])
+        if hold_unknown_ranks:
+            _hold(model, inputs=False)
         return model
+
+
+def _rank_unknown(info: onnx.ValueInfoProto) -> bool:
+    return info.type.HasField("tensor_type") and not info.type.tensor_type.HasField("shape")
+
+
+def _held_source(info: onnx.ValueInfoProto) -> onnx.ValueInfoProto:
+    """A scalar of the element type of `info`: valid as a main graph's input or output."""
+    elem_type = info.type.tensor_type.elem_type
+    return onnx.helper.make_tensor_value_info(info.name + _HELD, elem_type, [])
+
+
+def _hold(model: onnx.ModelProto, *, inputs: bool) -> None:
+    """Hold the graph inputs (or outputs) of unknown rank: a scalar stands in for each in
+    the signature, and a hold node connects the two."""
+    infos = model.graph.input if inputs else model.graph.output
+    holds = []
+    for k, info in enumerate(infos):
+        if not _rank_unknown(info):
+            continue
+        model.graph.value_info.append(info)  # (a copy: the type inside, of unknown rank)
+        outer, inner = info.name + _HELD, info.name
+        ends = ([outer], [inner]) if inputs else ([inner], [outer])
+        holds.append(onnx.helper.make_node("Hold", *ends, domain=HOLD_DOMAIN))
+        infos[k].CopyFrom(_held_source(info))
+    if not holds:
+        return
+    nodes = [*holds, *model.graph.node] if inputs else [*model.graph.node, *holds]
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
+    if all(entry.domain != HOLD_DOMAIN for entry in model.opset_import):
+        model.opset_import.append(onnx.helper.make_opsetid(HOLD_DOMAIN, 1))
+
+
+def release_holds(model: ir.Model) -> None:
+    """Undo `proto(hold_unknown_ranks=True)` on a model made from it (converted, say): each
+    held input and output is the graph's own again, of unknown rank, and the holds go."""
+    graph = model.graph
+    for node in [n for n in graph if n.domain == HOLD_DOMAIN]:
+        source, held = node.inputs[0], node.outputs[0]
+        if source is not None and source.is_graph_input():
+            mirror = ir.Value(name=held.name, type=held.type, shape=held.shape)
+            ir.convenience.replace_all_uses_with(held, mirror)
+            graph.remove(node)
+            graph.inputs[graph.inputs.index(source)] = mirror
+        else:
+            graph.outputs[graph.outputs.index(held)] = source
+            graph.remove(node)
+    model.opset_imports.pop(HOLD_DOMAIN, None)

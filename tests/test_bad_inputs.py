@@ -162,14 +162,24 @@ def _fifo(tmp, directory):
     os.mkfifo(directory / "pipe.bin")
 
 
-def _no_default_domain():
+def _no_default_domain_but_a_function_has():
+    relu = helper.make_function(
+        "com.acme",
+        "F",
+        ["x"],
+        ["y"],
+        [helper.make_node("Relu", ["x"], ["y"])],
+        [helper.make_opsetid("", 13)],
+    )
     graph = helper.make_graph(
-        [helper.make_node("Mine", ["x"], ["y"], domain="com.acme")],
+        [helper.make_node("F", ["x"], ["y"], domain="com.acme")],
         "custom",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
     )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("com.acme", 1)])
+    return helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("com.acme", 1)], functions=[relu]
+    )
 
 
 def _graph_model(nodes: str):
@@ -230,7 +240,12 @@ ROWS = [
     ),
     Row("graph-not-model", _bytes(good_model().graph.SerializeToString()), ("not an ONNX model",)),
     Row("not-utf8", _not_utf8, ("NodeProto.name", "is not valid UTF-8")),
-    Row("no-default-opset", _model(_no_default_domain), ("no default-domain",), commands=REWRITING),
+    Row(
+        "no-default-opset-but-functions",
+        _model(_no_default_domain_but_a_function_has),
+        ("no default-domain", "functions do"),
+        commands=REWRITING,
+    ),
     Row(
         "dangling-input",
         _model(_graph_model("y = Max (x, nothing)")),

@@ -270,16 +270,19 @@ def test_benchmark_writes_its_section_only(tmp_path):
         spec.loader.exec_module(module)
         results = tmp_path / "RESULTS.md"
         results.write_text("# Results\n\n<!-- other:start -->\nkeep me\n<!-- other:end -->\n")
-        exit_code = module.main(["--fixture", "clamp_max.legacy17", "--results", str(results)])
+        exit_code = module.main(
+            ["--fixture", "pytorch/clamp_max.legacy17", "--results", str(results)]
+        )
     finally:
         del sys.modules[spec.name]
     text = results.read_text()
     assert exit_code == 0 and "keep me" in text
     assert text.count(module.START_MARKER) == 1 and text.count(module.END_MARKER) == 1
-    row = next(line for line in text.splitlines() if line.startswith("| `clamp_max"))
+    row = next(line for line in text.splitlines() if line.startswith("| `pytorch/clamp_max"))
     # the legacy 17 export has Mul-14: the converter alone cannot go below 14
-    assert row == "| `clamp_max.legacy17.onnx` | ✗ / ✓ | ✗ / ✓ | ✓ / ✓ | ✓ / ✓ | ✓ / ✓ |"
-    assert "| maxlower | 5 | 0 | 0 | 0 | 0 | 0 | 0 |" in text
+    assert row == "| `pytorch/clamp_max.legacy17` |" + " ✗ / ✓ |" * 3 + " ✓ / ✓ |" * 5
+    assert "| maxlower | 8 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |" in text
+    assert "| pytorch | 1 | 5 | 8 | 0 |" in text
 
 
 DROPOUT_12 = """<ir_version: 8, opset_import: ["" : 13]>

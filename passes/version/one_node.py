@@ -21,7 +21,7 @@ import onnx_ir as ir
 from passes.errors import ConversionError, error_text
 from passes.graph_utils import node_label, remove_if_orphaned
 from passes.names import Namer
-from passes.one_node import MIRROR, OneNodeModel, mirrors_of, present_outputs
+from passes.one_node import MIRROR, OneNodeModel, mirrors_of, present_outputs, release_holds
 from passes.version.registry import schema_versions
 
 # (small model, default-domain opset its nodes are at) → converted in place to the target
@@ -41,10 +41,12 @@ def delegate_to_version_converter(
     When the converter cannot go all the way (it lacks many downward adapters, say
     ReduceMean 13 → 12, where the op only lost bfloat16), it is asked to go to each opset
     where the op changed between the two, nearest the target first, and `convert` (the
-    caller's pipeline) takes the small model on from there. Returns None on success, else
-    why it failed (the node is then left untouched)."""
+    caller's pipeline) takes the small model on from there. Values of unknown rank are
+    held (passes.one_node), so the converter and the checker see the node on the types the
+    model gives it. Returns None on success, else why it failed (the node is then left
+    untouched)."""
     try:
-        small = OneNodeModel(node, source).proto()
+        small = OneNodeModel(node, source).proto(hold_unknown_ranks=True)
     except Exception as error:
         return error_text(error)
     stops = [
@@ -59,6 +61,7 @@ def delegate_to_version_converter(
             model = ir.serde.deserialize_model(converted)
             if stop != target:
                 convert(model, stop)
+            release_holds(model)
         except Exception as error:  # the converter raises RuntimeError, ValidationError, ...
             failure = failure or error_text(error)
             continue

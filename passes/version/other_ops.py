@@ -42,8 +42,10 @@ from passes.graph_utils import containers, infer_shapes, node_label
 from passes.names import Namer
 from passes.one_node import OneNodeModel
 from passes.version.axes_family import AXES_ADAPTERS
+from passes.version.compare_adapters import COMPARE_ADAPTERS
 from passes.version.convert import ConvertFamilyPass
 from passes.version.expand import body_opsets, expand_function_body
+from passes.version.negative_axes import negative_axes_to_nonnegative
 from passes.version.one_node import delegate_to_version_converter
 from passes.version.other_adapters import OTHER_ADAPTERS
 from passes.version.relabel import (
@@ -55,6 +57,7 @@ from passes.version.relabel import (
     schema_problem,
 )
 
+_ADAPTERS = {**OTHER_ADAPTERS, **COMPARE_ADAPTERS}
 RELABELLED = "relabelled"
 DELEGATED = "converted by onnx.version_converter"
 EXPANDED = "expanded into its ONNX function body"
@@ -161,7 +164,12 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
         modified = drop_unused_outputs(node, old_schema)
 
         def convert_small(small: ir.Model, small_opset: int) -> None:
-            convert_small_model(small, small_opset, target, family_opset)
+            # A delegated node's way on from an intermediate opset expands a function body
+            # only where the user allowed expansion (ReduceL2-18's body rounds unlike
+            # onnxruntime's kernel).
+            convert_small_model(
+                small, small_opset, target, family_opset, expand_functions=self.expand_functions
+            )
 
         if new is not None:
             new_schema = onnx.defs.get_schema(node.op_type, new, "")
@@ -237,7 +245,7 @@ def _adapters(node: ir.Node, new: int) -> list:
     they read what the others left, say the sizes Split-18's num_outputs became). The axes
     family's only respell operands, so they are left out where the target schema refuses
     the data's type anyway: the node then reaches the converter and the refusal as it is."""
-    own = OTHER_ADAPTERS.get(node.op_type, [])
+    own = [negative_axes_to_nonnegative, *_ADAPTERS.get(node.op_type, [])]
     if _data_type_refused(node, new):
         return own
     return own + AXES_ADAPTERS.get(node.op_type, [])
@@ -296,8 +304,8 @@ def refusal_remedy(node: ir.Node, source: int, target: int, expand_functions: bo
     low, high = probe.reachable(expand_functions)
     if low <= target <= high:
         remedies.append(
-            f"changing what the reason names (alone in a model, this node converts to opset "
-            f"{target})"
+            "changing what the reason names (alone in a model, with the types the model "
+            "gives it, this node converts to the target)"
         )
     elif low < high:
         remedies.append(f"a target opset in {low}..{high}")
@@ -323,7 +331,9 @@ class _Probe:
     def __init__(self, node: ir.Node, source: int) -> None:
         self.node, self.source = node, source
         try:
-            self.proto: onnx.ModelProto | None = OneNodeModel(node, source).proto()
+            self.proto: onnx.ModelProto | None = OneNodeModel(node, source).proto(
+                hold_unknown_ranks=True
+            )
         except Exception:  # untyped inputs: only the versions that keep its schema are known
             self.proto = None
 

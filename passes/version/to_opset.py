@@ -71,8 +71,12 @@ class ConvertToOpsetPass(ir.passes.InPlacePass):
         self.reserved_names = reserved_names
 
     def requires(self, model: ir.Model) -> None:
-        if "" not in model.opset_imports and "ai.onnx" not in model.opset_imports:
-            raise ir.passes.PreconditionError("the model imports no default-domain opset")
+        if not _imports_default(model.opset_imports) and any(
+            _imports_default(f.opset_imports) for f in model.functions.values()
+        ):
+            raise ir.passes.PreconditionError(
+                "the model imports no default-domain opset, but some function does"
+            )
 
     if TYPE_CHECKING:  # onnx_ir's __call__ returns what `call` returns: say so to type checkers
 
@@ -80,6 +84,9 @@ class ConvertToOpsetPass(ir.passes.InPlacePass):
 
     def call(self, model: ir.Model) -> ConversionResult:
         modified = normalise_opset_imports(model)
+        if "" not in model.opset_imports:  # no default-domain node to convert (ai.onnx.ml only)
+            model.opset_imports[""] = self.target_opset
+            modified = True
         if model.functions:  # (it walks every node to find calls; without functions, for nothing)
             modified |= ResolveAttributeReferencesPass()(model).modified  # (they decide types)
             InferFunctionTypesPass()(model)
@@ -101,6 +108,10 @@ class ConvertToOpsetPass(ir.passes.InPlacePass):
         modified |= family.modified or others.modified or ir_version != model.ir_version
         model.ir_version = ir_version
         return ConversionResult(model, modified, family.rewrites, others.conversions)
+
+
+def _imports_default(opsets: dict[str, int]) -> bool:
+    return "" in opsets or "ai.onnx" in opsets
 
 
 def normalise_opset_imports(model: ir.Model) -> bool:
