@@ -406,21 +406,26 @@ def _is_regular(stat: os.stat_result) -> bool:
 def describe_invalid(proto: onnx.ModelProto, error: BaseException) -> str:
     """What is wrong with a model the checker refused: a dangling input, a cycle, or a value
     two nodes make, said with the node names; else the checker's message, condensed."""
-    problem = _graph_problem(proto.graph, "main graph", set())
+    free_names: dict[int, set[str]] = {}  # each subgraph's outer names, walked once
+    problem = _graph_problem(proto.graph, "main graph", set(), free_names)
     for function in proto.functions:
         if problem is None:
             where = f"function {function.domain}::{function.name}"
-            problem = _nodes_problem(function.node, where, set(function.input), set())
+            problem = _nodes_problem(function.node, where, set(function.input), set(), free_names)
     return problem or concise(error)
 
 
-def _graph_problem(graph: onnx.GraphProto, where: str, outer: set[str]) -> str | None:
+def _graph_problem(
+    graph: onnx.GraphProto, where: str, outer: set[str], free_names: dict[int, set[str]]
+) -> str | None:
     defined = {v.name for v in graph.input} | {t.name for t in graph.initializer}
     defined |= {s.values.name for s in graph.sparse_initializer}
-    return _nodes_problem(graph.node, where, defined, outer)
+    return _nodes_problem(graph.node, where, defined, outer, free_names)
 
 
-def _nodes_problem(nodes, where: str, defined: set[str], outer: set[str]) -> str | None:
+def _nodes_problem(
+    nodes, where: str, defined: set[str], outer: set[str], free_names: dict[int, set[str]]
+) -> str | None:
     producer: dict[str, int] = {}
     for index, node in enumerate(nodes):
         for name in filter(None, node.output):
@@ -437,7 +442,8 @@ def _nodes_problem(nodes, where: str, defined: set[str], outer: set[str]) -> str
                     "producer"
                 )
             producer[name] = index
-    uses = [sorted(_used_names(node, outer | defined | producer.keys())) for node in nodes]
+    visible = outer | defined | producer.keys()  # once: per node it made the check O(n²)
+    uses = [sorted(_used_names(node, visible, free_names)) for node in nodes]
     for index, node in enumerate(nodes):
         for name in uses[index]:
             if name not in producer and name not in defined and name not in outer:
@@ -458,27 +464,32 @@ def _nodes_problem(nodes, where: str, defined: set[str], outer: set[str]) -> str
                 f"the node that makes its input {late[0]!r}; ONNX needs nodes in "
                 "topological order"
             )
-    visible = outer | defined | producer.keys()
     for index, node in enumerate(nodes):
         for attribute in node.attribute:
             for subgraph in [attribute.g] if attribute.HasField("g") else [*attribute.graphs]:
                 label = f"subgraph {attribute.name} of node {_node_name(node, index)} in {where}"
-                problem = _graph_problem(subgraph, label, visible)
+                problem = _graph_problem(subgraph, label, visible, free_names)
                 if problem:
                     return problem
     return None
 
 
-def _used_names(node: onnx.NodeProto, visible: set[str]) -> set[str]:
+def _used_names(
+    node: onnx.NodeProto, visible: set[str], free_names: dict[int, set[str]]
+) -> set[str]:
     """The node's inputs, and the outer-scope names its subgraphs read."""
     names = set(filter(None, node.input))
     for attribute in node.attribute:
         for subgraph in [attribute.g] if attribute.HasField("g") else [*attribute.graphs]:
-            names |= _free_names(subgraph) & visible
+            names |= _free_names(subgraph, free_names) & visible
     return names
 
 
-def _free_names(graph: onnx.GraphProto) -> set[str]:
+def _free_names(graph: onnx.GraphProto, known: dict[int, set[str]]) -> set[str]:
+    """The outer-scope names `graph` reads; `known` holds those of the graphs already
+    walked (by id), so that nested bodies are walked once, not once per level."""
+    if id(graph) in known:
+        return known[id(graph)]
     own = {v.name for v in graph.input} | {t.name for t in graph.initializer}
     used: set[str] = set()
     for node in graph.node:
@@ -486,9 +497,10 @@ def _free_names(graph: onnx.GraphProto) -> set[str]:
         used.update(filter(None, node.input))
         for attribute in node.attribute:
             for subgraph in [attribute.g] if attribute.HasField("g") else [*attribute.graphs]:
-                used |= _free_names(subgraph)
+                used |= _free_names(subgraph, known)
     used.update(v.name for v in graph.output)
-    return used - own
+    known[id(graph)] = used - own
+    return known[id(graph)]
 
 
 def _cycle(nodes, inputs_from: list[list[int]]) -> list[int] | None:
