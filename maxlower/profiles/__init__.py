@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from maxlower.profiles.rules import OpRule, Profile, ProfileError, parse_profile
+from maxlower.profiles.rules import MAX_DEPTH, OpRule, Profile, ProfileError, parse_profile
 from passes.errors import concise
 
 if sys.version_info >= (3, 11):
@@ -54,6 +54,11 @@ def load_profile(profile: str | Path | Profile) -> Profile:
         raise ProfileError(f"{path}: cannot read ({error.strerror or concise(error)})") from None
     except tomllib.TOMLDecodeError as error:
         raise ProfileError(f"{path}: not valid TOML ({concise(error)})") from None
+    except RecursionError:  # tomllib parses nested arrays and tables by recursion
+        raise ProfileError(
+            f"{path}: arrays or tables nested too deeply to read (a profile needs at most "
+            f"{MAX_DEPTH} levels)"
+        ) from None
     return parse_profile(data, path.stem, path)
 
 
