@@ -44,7 +44,7 @@ from maxlower.io import (
     use_refined_outputs,
 )
 from maxlower.profiles import Profile
-from maxlower.safety import check_model_data, describe_invalid
+from maxlower.safety import check_function_calls, check_model_data, describe_invalid
 from maxlower.sparse import convert_sparse, default_opset
 from passes.builder import FAMILY
 from passes.graph_utils import containers
@@ -160,6 +160,7 @@ def prepare(
     with progress.stage("checking strings and external data references (maxlower.safety)"):
         # before any external byte is read or even stat'ed
         check_model_data(proto, path, directory_known=directory_known)
+        check_function_calls(proto, path)  # before the checker expands them
     with progress.stage("checking the input (onnx.checker, full check)"):
         try:
             return check_and_infer(proto, path.parent)

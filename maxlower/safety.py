@@ -400,6 +400,82 @@ def _is_regular(stat: os.stat_result) -> bool:
     return stat_module.S_ISREG(stat.st_mode)
 
 
+# --- function calls -----------------------------------------------------------------------
+
+# onnx's checker and shape inference (and inlining, for the verifier) expand every call of
+# a model-local function into its body: a function that calls the one below it twice, 40
+# levels deep, is 2^40 nodes to them. Shape inference takes ~10 µs per expanded node.
+EXPANDED_NODE_LIMIT = 1 << 20
+
+
+def check_function_calls(proto: onnx.ModelProto, path: str | os.PathLike) -> None:
+    """Refuse (InvalidModelError) a model whose local functions call themselves, or whose
+    main graph or some function holds more than EXPANDED_NODE_LIMIT nodes once every call
+    is expanded. Linear in the model's size: each function's expanded size is counted once."""
+    functions = {(f.domain, f.name, f.overload): f for f in proto.functions}
+    if not functions:
+        return
+    sizes = _expanded_sizes(functions, path)
+    scopes = [("the main graph", list(proto.graph.node))]
+    scopes += [(f"function {d}::{n}", list(functions[d, n, o].node)) for d, n, o in functions]
+    for where, nodes in scopes:
+        total = sum(1 + sizes.get(_callee(node), 0) for node in _all_nodes(nodes))
+        if total > EXPANDED_NODE_LIMIT:
+            raise InvalidModelError(
+                f"{path}: {where} holds {total:.3g} nodes once its calls of model-local "
+                "functions are expanded (as onnx's checker and shape inference expand them), over "
+                f"maxlower's budget of {EXPANDED_NODE_LIMIT:,}: inline or simplify the "
+                "functions that call each other"
+            )
+
+
+def _callee(node: onnx.NodeProto) -> tuple[str, str, str]:
+    return (node.domain, node.op_type, node.overload)
+
+
+def _all_nodes(nodes) -> Iterator[onnx.NodeProto]:
+    """`nodes` and the nodes of their subgraphs, at any depth (a loop, not recursion)."""
+    pending = list(nodes)
+    while pending:
+        node = pending.pop()
+        yield node
+        for attribute in node.attribute:
+            for subgraph in [attribute.g] if attribute.HasField("g") else [*attribute.graphs]:
+                pending.extend(subgraph.node)
+
+
+def _expanded_sizes(functions: dict, path) -> dict[tuple[str, str, str], int]:
+    """{function key: its node count with every call expanded}, by a depth-first walk
+    without recursion; a function that calls itself (ONNX forbids it) is refused."""
+    calls = {
+        key: [_callee(n) for n in _all_nodes(f.node) if _callee(n) in functions]
+        for key, f in functions.items()
+    }
+    own = {key: sum(1 for _ in _all_nodes(f.node)) for key, f in functions.items()}
+    sizes: dict[tuple[str, str, str], int] = {}
+    for root in functions:
+        if root in sizes:
+            continue
+        stack, on_path = [(root, iter(calls[root]))], {root}
+        while stack:
+            key, pending = stack[-1]
+            callee = next(pending, None)
+            if callee is None:
+                sizes[key] = own[key] + sum(sizes[c] for c in calls[key])
+                stack.pop()
+                on_path.discard(key)
+            elif callee in on_path:
+                cycle = " -> ".join(f"{d}::{n}" for d, n, _ in [*(k for k, _ in stack), callee])
+                raise InvalidModelError(
+                    f"{path}: model-local functions call themselves ({cycle}); ONNX "
+                    "functions cannot be recursive"
+                )
+            elif callee not in sizes:
+                stack.append((callee, iter(calls[callee])))
+                on_path.add(callee)
+    return sizes
+
+
 # --- invalid graphs -----------------------------------------------------------------------
 
 
@@ -719,6 +795,7 @@ __all__ = [
     "VERIFY_INPUT_LIMIT",
     "atomic_write_text",
     "check_comparable",
+    "check_function_calls",
     "check_model_data",
     "check_output",
     "check_verifiable",
