@@ -69,9 +69,9 @@ def within_budget(
 
     timer = threading.Timer(seconds, expire)
     timer.daemon = True
-    timer.start()
     try:
         try:
+            timer.start()  # (inside: a short budget may be spent before start() returns)
             outputs = call()
         finally:
             with lock:
