@@ -482,7 +482,7 @@ def _expanded_sizes(functions: dict, path) -> dict[tuple[str, str, str], int]:
 def describe_invalid(proto: onnx.ModelProto, error: BaseException) -> str:
     """What is wrong with a model the checker refused: a dangling input, a cycle, or a value
     two nodes make, said with the node names; else the checker's message, condensed."""
-    free_names: dict[int, set[str]] = {}  # each subgraph's outer names, walked once
+    free_names: dict = {}  # each subgraph's outer names, walked once
     problem = _graph_problem(proto.graph, "main graph", set(), free_names)
     for function in proto.functions:
         if problem is None:
@@ -492,7 +492,7 @@ def describe_invalid(proto: onnx.ModelProto, error: BaseException) -> str:
 
 
 def _graph_problem(
-    graph: onnx.GraphProto, where: str, outer: set[str], free_names: dict[int, set[str]]
+    graph: onnx.GraphProto, where: str, outer: set[str], free_names: dict
 ) -> str | None:
     defined = {v.name for v in graph.input} | {t.name for t in graph.initializer}
     defined |= {s.values.name for s in graph.sparse_initializer}
@@ -500,7 +500,7 @@ def _graph_problem(
 
 
 def _nodes_problem(
-    nodes, where: str, defined: set[str], outer: set[str], free_names: dict[int, set[str]]
+    nodes, where: str, defined: set[str], outer: set[str], free_names: dict
 ) -> str | None:
     producer: dict[str, int] = {}
     for index, node in enumerate(nodes):
@@ -550,9 +550,7 @@ def _nodes_problem(
     return None
 
 
-def _used_names(
-    node: onnx.NodeProto, visible: set[str], free_names: dict[int, set[str]]
-) -> set[str]:
+def _used_names(node: onnx.NodeProto, visible: set[str], free_names: dict) -> set[str]:
     """The node's inputs, and the outer-scope names its subgraphs read."""
     names = set(filter(None, node.input))
     for attribute in node.attribute:
@@ -561,11 +559,12 @@ def _used_names(
     return names
 
 
-def _free_names(graph: onnx.GraphProto, known: dict[int, set[str]]) -> set[str]:
+def _free_names(graph: onnx.GraphProto, known: dict) -> set[str]:
     """The outer-scope names `graph` reads; `known` holds those of the graphs already
-    walked (by id), so that nested bodies are walked once, not once per level."""
+    walked ({id: (graph, names)}: the graph is kept, so that its id is not reused), so
+    that nested bodies are walked once, not once per level."""
     if id(graph) in known:
-        return known[id(graph)]
+        return known[id(graph)][1]
     own = {v.name for v in graph.input} | {t.name for t in graph.initializer}
     used: set[str] = set()
     for node in graph.node:
@@ -575,8 +574,8 @@ def _free_names(graph: onnx.GraphProto, known: dict[int, set[str]]) -> set[str]:
             for subgraph in [attribute.g] if attribute.HasField("g") else [*attribute.graphs]:
                 used |= _free_names(subgraph, known)
     used.update(v.name for v in graph.output)
-    known[id(graph)] = used - own
-    return known[id(graph)]
+    known[id(graph)] = (graph, used - own)
+    return used - own
 
 
 def _cycle(nodes, inputs_from: list[list[int]]) -> list[int] | None:
