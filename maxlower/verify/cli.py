@@ -2,7 +2,7 @@
 rewrites a model (`convert --verify`, and `lower --verify` the same way):
 
     @verification_options            # --seed --trials --inputs --range --dim --rtol --atol
-    def command(..., verification):  #   --strict --json, and with gate=True --verify --force
+    def command(..., verification):  #   --timeout --strict --json, with gate=True --verify --force
         verification.remember(model)               # before rewriting it
         ...rewrite...
         if verification.allows_writing(model, output_path):  # prints the summary
