@@ -4,6 +4,8 @@
                          NaN, ±inf, 1e400, negative or huge integers, bools, words, for
                          every numeric option of every command (verify, and convert/lower
                          --verify; convert/inspect --opset)
+    bad_library_options()  the same for `maxlower.verify`'s keyword arguments (Python
+                         values: floats, huge ints, bools, strings, odd ranges and dims)
     bad_profile_texts()  a profile TOML that breaks the schema: a value of the wrong type
                          (a bool where an int goes, an int where a bool goes, ...), a
                          misspelt op, key or type name, deep nesting, a bad name
@@ -111,6 +113,63 @@ def bad_option_lines(draw) -> tuple[str, list[str]]:
     return f"{command} {option}", [*head, option, value]
 
 
+# --- the library's keyword arguments -----------------------------------------------------
+
+_NOT_NUMBERS = st.one_of(st.booleans(), st.text(max_size=4), st.none(), st.just([1]))
+_HUGE_INTS = st.integers(min_value=10**309, max_value=10**400)  # beyond any float
+
+
+def _python_floats_outside(low: float, high: float | None, *, above: bool):
+    parts = [
+        st.floats(max_value=low, allow_nan=False).filter(lambda x: x < low or (above and x <= low)),
+        st.sampled_from([float("nan"), float("inf"), float("-inf")]),
+        _HUGE_INTS,
+        _NOT_NUMBERS.filter(lambda v: v is not None),
+    ]
+    if high is not None:
+        parts.append(st.floats(min_value=high, exclude_min=True))
+    return st.one_of(*parts)
+
+
+def _python_integers_outside(low: int, high: int):
+    return st.one_of(
+        st.integers(max_value=low - 1),
+        st.integers(min_value=high + 1),
+        st.floats(),  # a float is no integer, even 1.0
+        _NOT_NUMBERS.filter(lambda v: v is not None),
+    )
+
+
+_PYTHON_RANGES = st.one_of(
+    st.tuples(st.floats(allow_nan=False), st.floats(allow_nan=False)).filter(
+        lambda p: not (p[0] < p[1]) or not all(abs(v) < float("inf") for v in p)
+    ),
+    st.tuples(st.floats(), st.just(float("nan"))),
+    st.tuples(_HUGE_INTS.map(lambda n: -n), st.just(0)),
+    st.tuples(st.booleans(), st.booleans()),
+    st.just((-1.7e308, 1.7e308)),
+    st.sampled_from([(0,), (0, 1, 2), "0:1", 5]),
+)
+
+# keyword of maxlower.verify -> strategy of values it must refuse
+LIBRARY_OPTIONS = {
+    "seed": _python_integers_outside(0, 2**64 - 1),
+    "trials": _python_integers_outside(1, MAX_TRIALS).filter(lambda v: v is not None),
+    "rtol": _python_floats_outside(0.0, None, above=False),
+    "atol": _python_floats_outside(0.0, None, above=False),
+    "timeout": _python_floats_outside(0.0, 86_400.0, above=True),
+    "ranges": _PYTHON_RANGES.map(lambda span: {"x": span}),
+    "dims": _python_integers_outside(0, 2**62).map(lambda size: {"N": size}),
+}
+
+
+@st.composite
+def bad_library_options(draw) -> dict:
+    """One keyword argument of `maxlower.verify` with a value it must refuse."""
+    key = draw(st.sampled_from(sorted(LIBRARY_OPTIONS)))
+    return {key: draw(LIBRARY_OPTIONS[key])}
+
+
 # --- profiles ----------------------------------------------------------------------------
 
 _VALID_RULE = {
@@ -178,4 +237,11 @@ def bad_profile_texts(draw) -> tuple[str, str]:
     return kind, f"{head}[ops.{op}]\n{body}"
 
 
-__all__ = ["COMMANDS", "VERIFY_OPTIONS", "bad_option_lines", "bad_profile_texts"]
+__all__ = [
+    "COMMANDS",
+    "LIBRARY_OPTIONS",
+    "VERIFY_OPTIONS",
+    "bad_library_options",
+    "bad_option_lines",
+    "bad_profile_texts",
+]

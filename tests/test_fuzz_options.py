@@ -7,11 +7,13 @@ from __future__ import annotations
 import pathlib
 import tempfile
 
+import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 
+import maxlower
 from maxlower.cli import cli
-from tests.strategies_options import bad_option_lines, bad_profile_texts
+from tests.strategies_options import bad_library_options, bad_option_lines, bad_profile_texts
 from tests.test_bad_inputs import good_model, save
 
 BUDGET = settings(
@@ -50,3 +52,10 @@ def test_malformed_profiles_are_refused_in_one_line(case):
         profile.write_text(text, encoding="utf-8")
         assert_refused(["lower", model, "--profile", profile, "--dry-run"])
         assert_refused(["convert", model, "--opset", "12", "--profile", profile, "--dry-run"])
+
+
+@BUDGET
+@given(bad_library_options())
+def test_bad_library_options_raise_invalid_model_error(options):
+    with pytest.raises(maxlower.InvalidModelError, match=r"^--"):
+        maxlower.verify(good_model(), good_model(), **options)

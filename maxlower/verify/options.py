@@ -54,12 +54,12 @@ def check_number(flag: str, value: object, label: str | None = None) -> int | fl
     """`value` if it is what `flag` (a key of OPTIONS) takes, else InvalidModelError naming
     it (`label`, say "--dim batch", stands for the flag in the message)."""
     bounds = OPTIONS[flag]
-    shown = f"{label or flag} {_number(value)}"
+    shown = f"{label or flag} {repr(value) if bounds.integer else _number(value)}"
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InvalidModelError(f"{shown}: expected {bounds.text}")
     if bounds.integer and not isinstance(value, numbers.Integral):
         raise InvalidModelError(f"{shown}: expected {bounds.text}")
-    if not bounds.integer and not math.isfinite(value):
+    if not bounds.integer and not _finite(value):
         raise InvalidModelError(f"{shown}: expected {bounds.text}, not NaN or infinite")
     low_ok = value > bounds.low if bounds.above else value >= bounds.low
     if not (low_ok and value <= bounds.high):
@@ -72,7 +72,7 @@ def check_range(name: str, low: object, high: object) -> tuple[float, float]:
     and HIGH - LOW finite (numpy cannot draw from a wider span)."""
     shown = f"--range {name}={_number(low)}:{_number(high)}"
     numeric = all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in (low, high))
-    if not numeric or not all(math.isfinite(v) for v in (low, high)):
+    if not numeric or not all(_finite(v) for v in (low, high)):
         raise InvalidModelError(f"{shown}: expected finite numbers LOW < HIGH")
     if not low < high:
         raise InvalidModelError(f"{shown}: expected LOW < HIGH (values are drawn from [LOW, HIGH))")
@@ -122,6 +122,13 @@ class Number(click.ParamType):
             return check_number(self.flag, text)
         except InvalidModelError as error:
             self.fail(str(error), param, ctx)
+
+
+def _finite(value: numbers.Real) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int beyond any float (10**400)
+        return False
 
 
 def _parse(text: str, integer: bool) -> int | float | None:
