@@ -148,7 +148,32 @@ def _fail(error: BaseException | str, code: int, debug: bool) -> None:
     sys.exit(code)
 
 
+class _OneLineErrors(click.Group):
+    """Usage errors (a missing option, a value out of range) as one `maxlower: error: ...`
+    line and exit code 2, like every other refusal, instead of click's usage block."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, False, **extra)
+        except click.exceptions.NoArgsIsHelpError as error:  # `maxlower` alone: the help
+            error.show()
+            sys.exit(error.exit_code)
+        except click.UsageError as error:
+            command = error.ctx.command_path if error.ctx is not None else "maxlower"
+            named = isinstance(error, click.BadParameter) and error.message.startswith("--")
+            text = error.message if named else error.format_message()  # names its option
+            _fail(f"{text} (see '{command} --help')", EXIT_INVALID, False)
+        except click.ClickException as error:
+            _fail(error.format_message(), error.exit_code, False)
+        except click.Abort:
+            _fail("aborted", 128 + signal.SIGINT, False)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
 @click.group(
+    cls=_OneLineErrors,
     help=f"""Exact opset conversion of the ONNX Max family: Max, ReduceMax and ArgMax.
 
 Every Max, ReduceMax and ArgMax node (in the main graph, subgraphs and model-local

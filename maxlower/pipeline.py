@@ -45,7 +45,7 @@ from maxlower.io import (
     use_refined_outputs,
 )
 from maxlower.profiles import Profile
-from maxlower.safety import check_model_data, describe_invalid
+from maxlower.safety import check_function_calls, check_model_data, describe_invalid
 from maxlower.sparse import convert_sparse, default_opset
 from passes.builder import FAMILY, min_ir_version
 from passes.graph_utils import containers
@@ -157,10 +157,14 @@ def prepare(
     types shape inference gives. Changes `proto` (the imports); returns the typed model.
     `directory_known=False`: nobody said where `path` is, so external data is refused."""
     path = pathlib.Path(path)
-    normalise_opset_imports(proto)
+    try:
+        normalise_opset_imports(proto)
+    except InvalidModelError as error:
+        raise InvalidModelError(f"{path}: {error}") from None
     with progress.stage("checking strings and external data references (maxlower.safety)"):
         # before any external byte is read or even stat'ed
         check_model_data(proto, path, directory_known=directory_known)
+        check_function_calls(proto, path)  # before the checker expands them
     with progress.stage("checking the input (onnx.checker, full check)"):
         try:
             return check_and_infer(proto, path.parent)
@@ -268,8 +272,13 @@ def whole_graph(
 def normalise_opset_imports(proto: onnx.ModelProto) -> None:
     """One opset import per domain, in the model and in every function; '' and 'ai.onnx'
     are one domain, written ''. The version kept is the one onnx's checker reads: the
-    last entry of a domain, and '' over 'ai.onnx'."""
-    for imports in [proto.opset_import, *(f.opset_import for f in proto.functions)]:
+    last entry of a domain. '' and 'ai.onnx' at different versions is refused
+    (InvalidModelError): onnx's checker reads the one, a runtime may read the other, and
+    the model's meaning depends on which."""
+    scopes = [("the model", proto.opset_import)]
+    scopes += [(f"function {f.domain}::{f.name}", f.opset_import) for f in proto.functions]
+    for where, imports in scopes:
+        _refuse_two_default_versions(where, imports)
         has_default = any(e.domain == "" for e in imports)
         versions: dict[str, int] = {}
         for entry in imports:
@@ -282,6 +291,17 @@ def normalise_opset_imports(proto: onnx.ModelProto) -> None:
         order = list(dict.fromkeys("" if e.domain == "ai.onnx" else e.domain for e in imports))
         del imports[:]
         imports.extend(onnx.helper.make_opsetid(domain, versions[domain]) for domain in order)
+
+
+def _refuse_two_default_versions(where: str, imports) -> None:
+    plain = [e.version for e in imports if e.domain == ""]
+    alias = [e.version for e in imports if e.domain == "ai.onnx"]
+    if plain and alias and plain[-1] != alias[-1]:
+        raise InvalidModelError(
+            f"{where} imports the default domain twice, as '' (opset {plain[-1]}) and as "
+            f"'ai.onnx' (opset {alias[-1]}), two names of one domain; tools differ on which "
+            "counts, so keep one import (or give both the same version)"
+        )
 
 
 def _copy(message: onnx.ValueInfoProto) -> onnx.ValueInfoProto:

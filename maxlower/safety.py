@@ -434,27 +434,108 @@ def _is_regular(stat: os.stat_result) -> bool:
     return stat_module.S_ISREG(stat.st_mode)
 
 
+# --- function calls -----------------------------------------------------------------------
+
+# onnx's checker and shape inference (and inlining, for the verifier) expand every call of
+# a model-local function into its body: a function that calls the one below it twice, 40
+# levels deep, is 2^40 nodes to them. Shape inference takes ~10 µs per expanded node.
+EXPANDED_NODE_LIMIT = 1 << 20
+
+
+def check_function_calls(proto: onnx.ModelProto, path: str | os.PathLike) -> None:
+    """Refuse (InvalidModelError) a model whose local functions call themselves, or whose
+    main graph or some function holds more than EXPANDED_NODE_LIMIT nodes once every call
+    is expanded. Linear in the model's size: each function's expanded size is counted once."""
+    functions = {(f.domain, f.name, f.overload): f for f in proto.functions}
+    if not functions:
+        return
+    sizes = _expanded_sizes(functions, path)
+    scopes = [("the main graph", list(proto.graph.node))]
+    scopes += [(f"function {d}::{n}", list(functions[d, n, o].node)) for d, n, o in functions]
+    for where, nodes in scopes:
+        total = sum(1 + sizes.get(_callee(node), 0) for node in _all_nodes(nodes))
+        if total > EXPANDED_NODE_LIMIT:
+            raise InvalidModelError(
+                f"{path}: {where} holds {total:.3g} nodes once its calls of model-local "
+                "functions are expanded (as onnx's checker and shape inference expand them), over "
+                f"maxlower's budget of {EXPANDED_NODE_LIMIT:,}: inline or simplify the "
+                "functions that call each other"
+            )
+
+
+def _callee(node: onnx.NodeProto) -> tuple[str, str, str]:
+    return (node.domain, node.op_type, node.overload)
+
+
+def _all_nodes(nodes) -> Iterator[onnx.NodeProto]:
+    """`nodes` and the nodes of their subgraphs, at any depth (a loop, not recursion)."""
+    pending = list(nodes)
+    while pending:
+        node = pending.pop()
+        yield node
+        for attribute in node.attribute:
+            for subgraph in [attribute.g] if attribute.HasField("g") else [*attribute.graphs]:
+                pending.extend(subgraph.node)
+
+
+def _expanded_sizes(functions: dict, path) -> dict[tuple[str, str, str], int]:
+    """{function key: its node count with every call expanded}, by a depth-first walk
+    without recursion; a function that calls itself (ONNX forbids it) is refused."""
+    calls = {
+        key: [_callee(n) for n in _all_nodes(f.node) if _callee(n) in functions]
+        for key, f in functions.items()
+    }
+    own = {key: sum(1 for _ in _all_nodes(f.node)) for key, f in functions.items()}
+    sizes: dict[tuple[str, str, str], int] = {}
+    for root in functions:
+        if root in sizes:
+            continue
+        stack, on_path = [(root, iter(calls[root]))], {root}
+        while stack:
+            key, pending = stack[-1]
+            callee = next(pending, None)
+            if callee is None:
+                sizes[key] = own[key] + sum(sizes[c] for c in calls[key])
+                stack.pop()
+                on_path.discard(key)
+            elif callee in on_path:
+                cycle = " -> ".join(f"{d}::{n}" for d, n, _ in [*(k for k, _ in stack), callee])
+                raise InvalidModelError(
+                    f"{path}: model-local functions call themselves ({cycle}); ONNX "
+                    "functions cannot be recursive"
+                )
+            elif callee not in sizes:
+                stack.append((callee, iter(calls[callee])))
+                on_path.add(callee)
+    return sizes
+
+
 # --- invalid graphs -----------------------------------------------------------------------
 
 
 def describe_invalid(proto: onnx.ModelProto, error: BaseException) -> str:
     """What is wrong with a model the checker refused: a dangling input, a cycle, or a value
     two nodes make, said with the node names; else the checker's message, condensed."""
-    problem = _graph_problem(proto.graph, "main graph", set())
+    free_names: dict = {}  # each subgraph's outer names, walked once
+    problem = _graph_problem(proto.graph, "main graph", set(), free_names)
     for function in proto.functions:
         if problem is None:
             where = f"function {function.domain}::{function.name}"
-            problem = _nodes_problem(function.node, where, set(function.input), set())
+            problem = _nodes_problem(function.node, where, set(function.input), set(), free_names)
     return problem or concise(error)
 
 
-def _graph_problem(graph: onnx.GraphProto, where: str, outer: set[str]) -> str | None:
+def _graph_problem(
+    graph: onnx.GraphProto, where: str, outer: set[str], free_names: dict
+) -> str | None:
     defined = {v.name for v in graph.input} | {t.name for t in graph.initializer}
     defined |= {s.values.name for s in graph.sparse_initializer}
-    return _nodes_problem(graph.node, where, defined, outer)
+    return _nodes_problem(graph.node, where, defined, outer, free_names)
 
 
-def _nodes_problem(nodes, where: str, defined: set[str], outer: set[str]) -> str | None:
+def _nodes_problem(
+    nodes, where: str, defined: set[str], outer: set[str], free_names: dict
+) -> str | None:
     producer: dict[str, int] = {}
     for index, node in enumerate(nodes):
         for name in filter(None, node.output):
@@ -471,7 +552,8 @@ def _nodes_problem(nodes, where: str, defined: set[str], outer: set[str]) -> str
                     "producer"
                 )
             producer[name] = index
-    uses = [sorted(_used_names(node, outer | defined | producer.keys())) for node in nodes]
+    visible = outer | defined | producer.keys()  # once: per node it made the check O(n²)
+    uses = [sorted(_used_names(node, visible, free_names)) for node in nodes]
     for index, node in enumerate(nodes):
         for name in uses[index]:
             if name not in producer and name not in defined and name not in outer:
@@ -492,27 +574,31 @@ def _nodes_problem(nodes, where: str, defined: set[str], outer: set[str]) -> str
                 f"the node that makes its input {late[0]!r}; ONNX needs nodes in "
                 "topological order"
             )
-    visible = outer | defined | producer.keys()
     for index, node in enumerate(nodes):
         for attribute in node.attribute:
             for subgraph in [attribute.g] if attribute.HasField("g") else [*attribute.graphs]:
                 label = f"subgraph {attribute.name} of node {_node_name(node, index)} in {where}"
-                problem = _graph_problem(subgraph, label, visible)
+                problem = _graph_problem(subgraph, label, visible, free_names)
                 if problem:
                     return problem
     return None
 
 
-def _used_names(node: onnx.NodeProto, visible: set[str]) -> set[str]:
+def _used_names(node: onnx.NodeProto, visible: set[str], free_names: dict) -> set[str]:
     """The node's inputs, and the outer-scope names its subgraphs read."""
     names = set(filter(None, node.input))
     for attribute in node.attribute:
         for subgraph in [attribute.g] if attribute.HasField("g") else [*attribute.graphs]:
-            names |= _free_names(subgraph) & visible
+            names |= _free_names(subgraph, free_names) & visible
     return names
 
 
-def _free_names(graph: onnx.GraphProto) -> set[str]:
+def _free_names(graph: onnx.GraphProto, known: dict) -> set[str]:
+    """The outer-scope names `graph` reads; `known` holds those of the graphs already
+    walked ({id: (graph, names)}: the graph is kept, so that its id is not reused), so
+    that nested bodies are walked once, not once per level."""
+    if id(graph) in known:
+        return known[id(graph)][1]
     own = {v.name for v in graph.input} | {t.name for t in graph.initializer}
     used: set[str] = set()
     for node in graph.node:
@@ -520,8 +606,9 @@ def _free_names(graph: onnx.GraphProto) -> set[str]:
         used.update(filter(None, node.input))
         for attribute in node.attribute:
             for subgraph in [attribute.g] if attribute.HasField("g") else [*attribute.graphs]:
-                used |= _free_names(subgraph)
+                used |= _free_names(subgraph, known)
     used.update(v.name for v in graph.output)
+    known[id(graph)] = (graph, used - own)
     return used - own
 
 
@@ -651,6 +738,7 @@ __all__ = [
     "VERIFY_INPUT_LIMIT",
     "atomic_write_text",
     "check_comparable",
+    "check_function_calls",
     "check_model_data",
     "check_verifiable",
     "deferred_interrupts",

@@ -137,10 +137,18 @@ def replace_node(node: ir.Node, replacement: ir.Value) -> None:
     remove_if_orphaned(graph, *[v for v in node.inputs if v is not None])
 
 
+def is_used(value: ir.Value) -> bool:
+    """Whether a node reads `value`, in O(1). onnx_ir's `uses()` copies every use into a
+    tuple, so asking it once per rewritten node costs O(n²) when n nodes share an input
+    (40,000 ArgMax of one tensor: a minute, benchmarks/RESULTS.md)."""
+    uses = getattr(value, "_uses", None)  # onnx_ir's own record of the uses
+    return bool(uses) if uses is not None else bool(value.uses())
+
+
 def remove_if_orphaned(graph: ir.Graph, *values: ir.Value) -> None:
     """Delete Constant nodes and initializers that a rewrite left without users."""
     for value in values:
-        if value.uses() or value.is_graph_output() or value.is_graph_input():
+        if is_used(value) or value.is_graph_output() or value.is_graph_input():
             continue
         producer = value.producer()
         if producer is not None and producer.op_type == "Constant" and producer.domain == "":

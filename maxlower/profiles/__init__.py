@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from maxlower.files import PROFILE_FILE_LIMIT, read_input
-from maxlower.profiles.rules import OpRule, Profile, ProfileError, parse_profile
+from maxlower.profiles.rules import MAX_DEPTH, OpRule, Profile, ProfileError, parse_profile
 from passes.errors import concise
 
 if sys.version_info >= (3, 11):
@@ -45,6 +45,11 @@ def load_profile(profile: str | Path | Profile) -> Profile:
         raise ProfileError(f"{path}: not UTF-8 text ({concise(error)})") from None
     except tomllib.TOMLDecodeError as error:
         raise ProfileError(f"{path}: not valid TOML ({concise(error)})") from None
+    except RecursionError:  # tomllib parses nested arrays and tables by recursion
+        raise ProfileError(
+            f"{path}: arrays or tables nested too deeply to read (a profile needs at most "
+            f"{MAX_DEPTH} levels)"
+        ) from None
     return parse_profile(document, path.stem, path)
 
 

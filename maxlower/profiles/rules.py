@@ -13,6 +13,9 @@ Every key is checked when the file is read, so a typo is an error, not a silent 
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import functools
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -44,6 +47,9 @@ TYPE_NAMES: dict[str, DT] = {
     "double": DT.DOUBLE,
 }
 KERNEL_SOURCES = ("onnxruntime-cpu",)
+# Levels of the deepest valid profile: the file, ops, [ops.Op], a key's list.
+MAX_DEPTH = 4
+NAME_BYTES = 255  # a profile's name becomes part of a file name (<stem>.<name>.onnx)
 
 
 class ProfileError(InvalidModelError):
@@ -210,28 +216,118 @@ class Profile:
 def parse_profile(data: dict, name: str, path: Path | None) -> Profile:
     """A Profile from the TOML table `data`; ProfileError for anything off-schema."""
     where = str(path) if path else name
+    if not isinstance(data, dict):
+        raise ProfileError(f"{where}: a profile is a table of keys, not {type(data).__name__}")
+    if _depth(data) > MAX_DEPTH:
+        raise ProfileError(
+            f"{where}: arrays or tables nested {_depth(data)} levels deep; a profile has at "
+            f"most {MAX_DEPTH} (the file, ops, [ops.Op], a list of types)"
+        )
     unknown = set(data) - {"name", "description", "kernels", "ops"}
     if unknown:
         raise ProfileError(
-            f"{where}: unknown key(s) {sorted(unknown)}; expected name, description, kernels, ops"
+            f"{where}: unknown key(s) {_names(unknown)}; expected name, description, kernels, ops"
+            + _suggestion(unknown, ["name", "description", "kernels", "ops"])
         )
     description = data.get("description")
-    if not isinstance(description, str) or not description.strip():
-        raise ProfileError(f"{where}: 'description' (one line of text) is required")
+    if not _one_line(description) or not description.strip():
+        given = "" if description is None else f", not {_short(description)}"
+        raise ProfileError(f"{where}: 'description' (one line of text) is required{given}")
     kernels = data.get("kernels")
-    if kernels is not None and kernels not in KERNEL_SOURCES:
-        raise ProfileError(f"{where}: kernels = {kernels!r}; expected one of {KERNEL_SOURCES}")
+    if kernels is not None and (not isinstance(kernels, str) or kernels not in KERNEL_SOURCES):
+        raise ProfileError(
+            f"{where}: kernels = {_short(kernels)}; expected one of {KERNEL_SOURCES}"
+        )
     ops = data.get("ops", {})
     if not isinstance(ops, dict):
         raise ProfileError(f"{where}: 'ops' must be a table of [ops.OpType] tables")
-    rules = {op: _parse_rule(where, op, table) for op, table in ops.items()}
+    rules = {_op_name(where, op): _parse_rule(where, op, table) for op, table in ops.items()}
     return Profile(
-        name=str(data.get("name", name)),
+        name=_profile_name(where, data.get("name", name)),
         description=description.strip(),
         path=path,
         kernels=kernels,
         ops=rules,
     )
+
+
+def _depth(value: object) -> int:
+    """Levels of arrays and tables in a parsed TOML value (a scalar is 0). A loop, not
+    recursion: a file that tomllib read may still be deep enough to exhaust the stack."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        children = item.values() if isinstance(item, dict) else item
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level + 1)
+            stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def _one_line(text: object) -> bool:
+    return isinstance(text, str) and text.isprintable()
+
+
+def _short(value: object) -> str:
+    """A value as TOML spells it (true, "text", [1, 2]), on one line, cut at 60 characters."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else f"{text[:57]}..."
+
+
+def _key(key: str) -> str:
+    """A key as a message quotes it: 'absnt', or as TOML spells it if it is odd."""
+    return repr(key) if key.isprintable() and len(key) <= 60 else _short(key)
+
+
+def _names(keys) -> str:
+    return ", ".join(_key(k) for k in sorted(keys))
+
+
+def _suggestion(given, known) -> str:
+    """'; did you mean ...?' for the first of `given` that is close to one of `known`."""
+    for key in sorted(given):
+        close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+        close = close or [k for k in known if k.lower() == key.lower()]
+        if close:
+            which = f" for {_key(key)}" if len(given) > 1 else ""
+            return f"; did you mean {close[0]!r}{which}?"
+    return ""
+
+
+def _profile_name(where: str, name: object) -> str:
+    """The name, which output file names include: one line, no path separator, at most
+    NAME_BYTES bytes of UTF-8."""
+    if (
+        not _one_line(name)
+        or not name.strip()
+        or any(c in name for c in "/\\")
+        or name in (".", "..")
+        or len(name.encode("utf-8", "surrogatepass")) > NAME_BYTES
+    ):
+        raise ProfileError(
+            f"{where}: name = {_short(name)}; expected one line of text without '/' or '\\', "
+            f"at most {NAME_BYTES} bytes (it becomes part of output file names)"
+        )
+    return name
+
+
+@functools.cache
+def _default_domain_ops() -> tuple[str, ...]:
+    return tuple(
+        sorted({s.name for s in onnx.defs.get_all_schemas_with_history() if s.domain == ""})
+    )
+
+
+def _op_name(where: str, op: str) -> str:
+    """An [ops.X] table's X: an op of the default domain (the only one profiles check);
+    a misspelling is refused with the op it is closest to."""
+    if op not in _default_domain_ops():
+        raise ProfileError(
+            f"{where}: [ops.{op if op.isprintable() and len(op) <= 60 else _short(op)}] is no "
+            "ONNX op of the default domain"
+            + (_suggestion([op], _default_domain_ops()) or "; op names are case-sensitive")
+        )
+    return op
 
 
 def _parse_rule(where: str, op: str, table: object) -> OpRule:
@@ -242,7 +338,8 @@ def _parse_rule(where: str, op: str, table: object) -> OpRule:
     for key, value in table.items():
         if key not in fields:
             raise ProfileError(
-                f"{where}: [ops.{op}] has unknown key {key!r}; expected one of {sorted(fields)}"
+                f"{where}: [ops.{op}] has unknown key {_key(key)}; expected one of "
+                f"{sorted(fields)}" + _suggestion([key], sorted(fields))
             )
         if key in FAMILY_KEYS and op not in FAMILY_KEYS[key]:
             raise ProfileError(
@@ -255,26 +352,38 @@ def _parse_rule(where: str, op: str, table: object) -> OpRule:
 def _parse_value(where: str, op: str, key: str, value: object) -> object:
     if key in ("types", "nonempty_types"):
         if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
-            raise ProfileError(f"{where}: [ops.{op}] {key} must be a list of type names")
+            raise ProfileError(
+                f"{where}: [ops.{op}] {key} = {_short(value)}; expected a list of type names"
+            )
         bad = [t for t in value if t not in TYPE_NAMES]
         if bad:
             raise ProfileError(
-                f"{where}: [ops.{op}] {key}: unknown type(s) {bad}; known: {', '.join(TYPE_NAMES)}"
+                f"{where}: [ops.{op}] {key}: unknown type(s) {_short(bad)}; known: "
+                f"{', '.join(TYPE_NAMES)}" + _suggestion(bad, list(TYPE_NAMES))
             )
         return frozenset(TYPE_NAMES[t] for t in value)
     if key == "opsets":
         if (
             not isinstance(value, list)
             or len(value) != 2
-            or not all(isinstance(v, int) for v in value)
-            or value[0] > value[1]
+            or not all(_is_int(v) for v in value)
+            or not 1 <= value[0] <= value[1]
         ):
-            raise ProfileError(f"{where}: [ops.{op}] opsets must be [first, last]")
+            raise ProfileError(
+                f"{where}: [ops.{op}] opsets must be [first, last], two integers with "
+                f"1 <= first <= last, not {_short(value)}"
+            )
         return (value[0], value[1])
     if key in ("min_rank", "max_inputs"):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise ProfileError(f"{where}: [ops.{op}] {key} must be a non-negative integer")
+        if not _is_int(value) or value < 0:
+            raise ProfileError(
+                f"{where}: [ops.{op}] {key} = {_short(value)}; expected a non-negative integer"
+            )
         return value
     if not isinstance(value, bool):
-        raise ProfileError(f"{where}: [ops.{op}] {key} must be true or false")
+        raise ProfileError(f"{where}: [ops.{op}] {key} = {_short(value)}; expected true or false")
     return value
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)  # True is an int in Python

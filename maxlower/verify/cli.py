@@ -2,7 +2,7 @@
 rewrites a model (`convert --verify`, and `lower --verify` the same way):
 
     @verification_options            # --seed --trials --inputs --range --dim --rtol --atol
-    def command(..., verification):  #   --strict --json, and with gate=True --verify --force
+    def command(..., verification):  #   --timeout --strict --json, with gate=True --verify --force
         verification.remember(model)               # before rewriting it
         ...rewrite...
         if verification.allows_writing(model, output_path):  # prints the summary
@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 import pathlib
 import sys
 
 import click
 import onnx
 
+from maxlower.api import InvalidModelError
 from maxlower.io import echo
+from maxlower.verify.options import DEFAULT_TIMEOUT, OPTIONS, Number, check_number, check_range
 from maxlower.verify.report import DIFFERENT, EQUIVALENT, VerifyReport
 
 EXIT_EQUIVALENT, EXIT_DIFFERENT, EXIT_INVALID = 0, 1, 2
@@ -34,7 +35,8 @@ Exit codes:
      reported, and count only with --strict)
   1  a difference was found
   2  bad invocation or input: a model that cannot be read, bad --inputs,
-     --range or --dim, or a reference model that runs on no trial
+     --range, --dim or another option; or NOT VERIFIED: every trial was
+     skipped (the reference rejects every input, or runs past --timeout)
   4  internal error in maxlower (a bug: please report it, with --debug output)
 """
 
@@ -58,6 +60,7 @@ class Verification:
     dims: dict[str, int] = dataclasses.field(default_factory=dict)
     rtol: float = 0.0
     atol: float = 0.0
+    timeout: float = DEFAULT_TIMEOUT
     strict: bool = False
     json_path: pathlib.Path | None = None
     gate: bool = False  # on convert/lower: --json is their whole report, verdict included
@@ -78,6 +81,7 @@ class Verification:
             dims=self.dims,
             rtol=self.rtol,
             atol=self.atol,
+            timeout=self.timeout,
             strict=self.strict,
         )
         if self.json_path is not None and not self.gate:  # convert/lower write their own
@@ -127,15 +131,16 @@ def _parse_ranges(ctx, param, values) -> dict[str, tuple[float, float]]:
         name, _, span = text.partition("=")
         low, sep, high = span.partition(":")
         try:
-            low_value, high_value = float(low), float(high)
+            if not name or not sep:
+                raise ValueError
+            ranges[name] = check_range(name, float(low), float(high))
+        except InvalidModelError as error:
+            raise click.BadParameter(str(error)) from None
         except ValueError:
-            low_value = high_value = math.nan
-        if not name or not sep or not low_value < high_value:
             raise click.BadParameter(
-                f"{text!r}: expected NAME=LOW:HIGH with LOW < HIGH, e.g. "
-                "ids=0:100 (values are drawn from [LOW, HIGH))"
-            )
-        ranges[name] = (low_value, high_value)
+                f"--range {text[:60]!r}: expected NAME=LOW:HIGH with finite LOW < HIGH, "
+                "e.g. ids=0:100 (values are drawn from [LOW, HIGH))"
+            ) from None
     return ranges
 
 
@@ -143,16 +148,24 @@ def _parse_dims(ctx, param, values) -> dict[str, int]:
     dims = {}
     for text in values:
         name, _, size = text.partition("=")
-        if not name or not size.isdigit():
-            raise click.BadParameter(f"{text!r}: expected NAME=SIZE with SIZE >= 0, e.g. batch=4")
-        dims[name] = int(size)
+        try:
+            if not name or not size.isascii() or not size.isdigit():
+                raise ValueError
+            dims[name] = check_number("--dim", int(size), f"--dim {name}")
+        except InvalidModelError as error:
+            raise click.BadParameter(str(error)) from None
+        except ValueError:  # (int() of 5,000 digits too)
+            raise click.BadParameter(
+                f"--dim {text[:60]!r}: expected NAME=SIZE with SIZE {OPTIONS['--dim'].text}, "
+                "e.g. batch=4"
+            ) from None
     return dims
 
 
 _INPUT_OPTIONS = [
     click.option(
         "--seed",
-        type=int,
+        type=Number("--seed"),
         default=None,
         metavar="S",
         help="Seed of the generated inputs (default 0). Reports name the seed and "
@@ -160,7 +173,7 @@ _INPUT_OPTIONS = [
     ),
     click.option(
         "--trials",
-        type=click.IntRange(min=1),
+        type=Number("--trials"),
         default=None,
         metavar="N",
         help="Number of data trials (default: the built-in schedule, 7 plus one "
@@ -193,15 +206,24 @@ _INPUT_OPTIONS = [
     ),
     click.option(
         "--rtol",
-        type=click.FloatRange(min=0),
+        type=Number("--rtol"),
         default=None,
         help="Relative tolerance for float outputs (default 0: bit-exact).",
     ),
     click.option(
         "--atol",
-        type=click.FloatRange(min=0),
+        type=Number("--atol"),
         default=None,
         help="Absolute tolerance for float outputs (default 0: bit-exact).",
+    ),
+    click.option(
+        "--timeout",
+        type=Number("--timeout"),
+        default=None,
+        metavar="SECONDS",
+        help=f"Time budget of one model on one trial (default {DEFAULT_TIMEOUT:g} s). A "
+        "trial that runs past it is skipped, and the report says so; if every trial is "
+        "skipped, nothing is verified (exit code 2).",
     ),
     click.option(
         "--strict",
@@ -245,6 +267,7 @@ _FLAGS = {
     "dims": "--dim",
     "rtol": "--rtol",
     "atol": "--atol",
+    "timeout": "--timeout",
     "strict": "--strict",
     "json_path": "--json",
     "force": "--force",

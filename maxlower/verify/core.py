@@ -26,8 +26,10 @@ import onnx_ir as ir
 from maxlower.api import InvalidModelError, deserialize, serialize
 from maxlower.external import external_protos, inlined, ir_external_tensors, ir_read_all_in
 from maxlower.io import load_model
+from maxlower.safety import check_verifiable
 from maxlower.verify.compare import Comparison, compare, equal_elements, is_float
 from maxlower.verify.inputs import Trial, axes_inputs, generate_trials, input_specs, load_npz
+from maxlower.verify.options import DEFAULT_TIMEOUT, check_options
 from maxlower.verify.report import (
     DIFFERENT,
     EQUIVALENT,
@@ -56,6 +58,7 @@ def verify(
     rtol: float = 0.0,
     atol: float = 0.0,
     strict: bool = False,
+    timeout: float = DEFAULT_TIMEOUT,
 ) -> VerifyReport:
     """Check that `candidate` computes what `reference` does; never raises on a difference.
 
@@ -63,18 +66,22 @@ def verify(
     trials (default: the whole built-in schedule, 7 plus one per symbolic dim); `inputs`
     fixes some inputs (a mapping or an .npz path), `ranges` draws an input from `[low,
     high)`, `dims` fixes symbolic dim sizes. `rtol`/`atol` relax float comparisons;
-    `strict` makes NaN differences at ReduceMax/ArgMax fail. Raises InvalidModelError for
-    unusable models or options (exit code 2 on the command line).
+    `strict` makes NaN differences at ReduceMax/ArgMax fail. `timeout` is the budget in
+    seconds of one model on one trial: a trial that runs past it is skipped, and if every
+    trial is skipped the report is INCONCLUSIVE ("not verified"). Raises InvalidModelError
+    for unusable models or options (maxlower.verify.options; exit code 2 on the command
+    line), and for inputs too large to generate (maxlower.safety.check_verifiable).
     """
-    if trials is not None and trials < 1:
-        raise InvalidModelError(f"--trials must be at least 1, not {trials}")
-    if rtol < 0 or atol < 0:
-        raise InvalidModelError("--rtol and --atol must not be negative")
+    ranges, dims = check_options(
+        seed=seed, trials=trials, rtol=rtol, atol=atol, timeout=timeout, ranges=ranges, dims=dims
+    )
     reference_proto = _as_proto(reference, "reference")
     candidate_proto = _as_proto(candidate, "candidate")
     fixed = _load_inputs(inputs, reference_proto)
-    axes = axes_inputs(deserialize(reference_proto))
-    specs = input_specs(reference_proto, fixed, overridden=axes)
+    reference_ir = deserialize(reference_proto)
+    axes = axes_inputs(reference_ir)
+    specs = input_specs(reference_proto, fixed, overridden=axes)  # refuses what it cannot make
+    check_verifiable(reference_ir, dims, set(fixed))
     for name in ranges or {}:
         if name not in {s.name for s in specs}:
             raise InvalidModelError(f"--range {name}: the model has no input of that name")
@@ -88,14 +95,14 @@ def verify(
         report.notes += interface
         return report
 
-    runners = ModelRunner(reference_proto), ModelRunner(candidate_proto)
+    runners = ModelRunner(reference_proto, timeout), ModelRunner(candidate_proto, timeout)
     for side, runner in zip(("reference", "candidate"), runners):
         if runner.load_error:
             report.notes.append(
                 f"onnxruntime cannot load the {side} model ({runner.load_error});"
                 " it ran in onnx.reference"
             )
-    session = _Session(report, runners, reference_proto, candidate_proto, rtol, atol)
+    session = _Session(report, runners, reference_proto, candidate_proto, rtol, atol, timeout)
     for trial in generate_trials(
         specs, seed=seed, trials=trials, fixed=fixed, ranges=ranges, dims=dims, axes=axes
     ):
@@ -107,19 +114,25 @@ def verify(
 class _Session:
     """The state of one verification while its trials run."""
 
-    def __init__(self, report, runners, reference_proto, candidate_proto, rtol, atol) -> None:
+    def __init__(
+        self, report, runners, reference_proto, candidate_proto, rtol, atol, timeout
+    ) -> None:
         self.report = report
         self.runners = runners
         self.protos = reference_proto, candidate_proto
-        self.rtol, self.atol = rtol, atol
+        self.rtol, self.atol, self.timeout = rtol, atol, timeout
         self._exposed = None
         self.skipped: list[tuple[Trial, str]] = []
+        self.timed_out: list[tuple[Trial, str]] = []
 
     def run_trial(self, trial: Trial) -> None:
         ref_runner, cand_runner = self.runners
         expected = ref_runner.run(trial.feeds)
         record = TrialResult(trial.index, trial.label, "equal", expected.runner)
         self.report.trials.append(record)
+        if expected.timed_out:
+            self._skip_timed_out(record, trial, "reference", expected.error)
+            return
         if expected.outputs is None:
             record.status = "skipped"
             record.note = f"the reference model does not run on it: {expected.error}"
@@ -127,6 +140,9 @@ class _Session:
             return
         actual = cand_runner.run(trial.feeds)
         record.candidate_runner = actual.runner
+        if actual.timed_out:
+            self._skip_timed_out(record, trial, "candidate", actual.error)
+            return
         if actual.outputs is None:
             record.status = "different"
             record.note = actual.error
@@ -163,6 +179,12 @@ class _Session:
             if getattr(self.report, attribute) is None:
                 setattr(self.report, attribute, shown)
 
+    def _skip_timed_out(self, record: TrialResult, trial: Trial, side: str, error: str) -> None:
+        """A run past --timeout tells nothing either way: the trial is skipped."""
+        record.status = "skipped"
+        record.note = f"the {side} model {error}"
+        self.timed_out.append((trial, record.note))
+
     def _add_real(
         self, output: OutputResult, trial: Trial, comparison: Comparison, message: str | None = None
     ) -> None:
@@ -181,7 +203,7 @@ class _Session:
     def _localise(self, trial: Trial, ref_runner: str, cand_runner: str) -> list[Divergence] | None:
         """The roots of the differences of one trial, in the reference's node order."""
         if self._exposed is None:
-            self._exposed = [ExposedRunner(p) for p in self.protos]
+            self._exposed = [ExposedRunner(p, self.timeout) for p in self.protos]
         reference, candidate = self._exposed
         ref_nodes, cand_nodes = reference.nodes, candidate.nodes
         ref_values = reference.values(ref_runner, trial.feeds)
@@ -239,13 +261,20 @@ class _Session:
                 f"{len(self.skipped)} run(s) skipped because the reference model does not run "
                 f"on them (sizes or values it rejects); first: {trial.label}: {error}"
             )
+        if self.timed_out:
+            trial, note = self.timed_out[0]
+            report.notes.append(
+                f"{len(self.timed_out)} run(s) skipped because a model ran past the time "
+                f"budget (--timeout {self.timeout:g} s); first: {trial.label}: {note}"
+            )
         if any(o.status == "different" for o in report.outputs):
             report.status = DIFFERENT
         elif not ran:
             report.status = INCONCLUSIVE
             report.notes.append(
-                "the reference model ran on no trial: give inputs it accepts "
-                "with --inputs, --range or --dim"
+                "no trial was compared, so nothing is verified: give inputs the reference "
+                "accepts with --inputs, --range or --dim"
+                + (", or a longer --timeout" if self.timed_out else "")
             )
         elif any(o.status == "unspecified" for o in report.outputs):
             report.status = DIFFERENT if report.strict else EQUIVALENT

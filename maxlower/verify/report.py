@@ -159,7 +159,7 @@ class VerifyReport:
         head = {
             EQUIVALENT: "EQUIVALENT: no difference",
             DIFFERENT: "DIFFERENT: a difference was found",
-            INCONCLUSIVE: "INCONCLUSIVE: nothing could be compared",
+            INCONCLUSIVE: "NOT VERIFIED (INCONCLUSIVE): every trial was skipped",
         }[self.status]
         strict = "; strict" if self.strict else ""
         lines = [

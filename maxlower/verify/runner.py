@@ -6,14 +6,26 @@ The session is made once per model, as every model is run (maxlower.runtime's
 When onnxruntime cannot load the model (an old opset, a type without a kernel), every trial
 runs in `onnx.reference.ReferenceEvaluator`; when it loads but fails on one trial (for
 example an empty bool ReduceMax), that trial runs there. `Outcome.runner` says which ran.
+
+Each run has a time budget (`--timeout`): a Loop of 2^62 trips would otherwise run until
+killed. onnxruntime stops a run when its RunOptions' `terminate` is set from another thread
+(it checks the flag before every node, Loop bodies included: a 2^62-trip Loop stops within
+a few ms of the budget in onnxruntime 1.32, tests/test_bad_options.py). onnx.reference is
+Python, so a timer raises an exception in the running thread
+(`PyThreadState_SetAsyncExc`, delivered between two bytecodes). A run past its budget is
+`Outcome.timed_out`, and is not retried in the other runner.
 """
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
+import threading
+from collections.abc import Callable
 
 import numpy as np
 import onnx
+import onnxruntime as ort
 from onnx_ir.passes.common import InlinePass
 
 from maxlower.api import deserialize, serialize
@@ -30,13 +42,90 @@ class Outcome:
     outputs: list[np.ndarray] | None
     runner: str | None
     error: str | None = None
+    timed_out: bool = False
+
+
+class RunTimedOut(Exception):
+    """A run went past its time budget."""
+
+
+def within_budget(
+    call: Callable[[], list],
+    seconds: float,
+    stop: Callable[[], None],
+    undo: Callable[[], None] | None = None,
+) -> list:
+    """`call()`, or RunTimedOut if it is still running after `seconds`; then `stop()` has
+    been called, from a timer thread, to make it return. `undo()` withdraws a `stop()` that
+    came too late to act (the call had just returned)."""
+    lock = threading.Lock()
+    state = {"running": True, "expired": False}
+
+    def expire() -> None:
+        with lock:
+            if state["running"]:
+                state["expired"] = True
+                stop()
+
+    timer = threading.Timer(seconds, expire)
+    timer.daemon = True
+    try:
+        try:
+            timer.start()  # (inside: a short budget may be spent before start() returns)
+            outputs = call()
+        finally:
+            with lock:
+                state["running"] = False
+                if state["expired"] and undo is not None:
+                    undo()
+            timer.cancel()
+    except Exception as error:
+        if state["expired"]:
+            raise RunTimedOut from error
+        raise
+    except _Interrupted as error:  # the reference's run, stopped (a BaseException)
+        raise RunTimedOut from error
+    return outputs
+
+
+class _Interrupted(BaseException):
+    """Raised in a thread running onnx.reference whose budget is spent; a BaseException, so
+    that the evaluator's own `except Exception` does not swallow it."""
+
+
+def _set_async_exception(thread_id: int, exception: type[BaseException] | None) -> None:
+    """Raise `exception` in the thread, at its next bytecode (None: withdraw a pending one)."""
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(
+        ctypes.c_ulong(thread_id), ctypes.py_object(exception) if exception else None
+    )
+
+
+def run_budgeted(runnable, feeds: dict[str, np.ndarray], seconds: float) -> list:
+    """`runnable.run(None, feeds)` for an onnxruntime session or an onnx.reference
+    evaluator, stopped after `seconds` (RunTimedOut)."""
+    if isinstance(runnable, ort.InferenceSession):
+        options = ort.RunOptions()
+        return within_budget(
+            lambda: runnable.run(None, feeds, options),
+            seconds,
+            lambda: setattr(options, "terminate", True),
+        )
+    thread = threading.get_ident()
+    with np.errstate(all="ignore"):  # NaN and inf are what the trials are made of
+        return within_budget(
+            lambda: runnable.run(None, feeds),
+            seconds,
+            lambda: _set_async_exception(thread, _Interrupted),
+            lambda: _set_async_exception(thread, None),
+        )
 
 
 class ModelRunner:
     """One model, run over many feeds."""
 
-    def __init__(self, model: onnx.ModelProto) -> None:
+    def __init__(self, model: onnx.ModelProto, timeout: float) -> None:
         self.model = model
+        self.timeout = timeout
         self.load_error: str | None = None
         self.run_error: str | None = None  # the first run onnxruntime failed and reference did
         self._session = None
@@ -50,21 +139,27 @@ class ModelRunner:
         ort_error = self.load_error
         if self._session is not None:
             try:
-                return Outcome(self._session.run(None, feeds), ONNXRUNTIME)
+                return Outcome(run_budgeted(self._session, feeds, self.timeout), ONNXRUNTIME)
+            except RunTimedOut:
+                return self._timed_out(ONNXRUNTIME)
             except Exception as error:
                 ort_error = concise(error)
         try:
-            with np.errstate(all="ignore"):  # NaN and inf are what the trials are made of
-                outputs = self._reference().run(None, feeds)
+            outputs = run_budgeted(self._reference(), feeds, self.timeout)
             if self._session is not None and self.run_error is None:
                 self.run_error = ort_error
             return Outcome(outputs, REFERENCE)
+        except RunTimedOut:
+            return self._timed_out(REFERENCE)
         except Exception as error:
             return Outcome(
                 None,
                 None,
                 f"onnxruntime: {ort_error}; onnx.reference: {concise(error)}",
             )
+
+    def _timed_out(self, runner: str) -> Outcome:
+        return Outcome(None, runner, f"{runner} ran past --timeout {self.timeout:g} s", True)
 
     def _reference(self) -> onnx.reference.ReferenceEvaluator:
         if self._evaluator is None:
@@ -91,8 +186,9 @@ class ExposedRunner:
     """A model with every main-graph value exposed (`exposed`), run with a chosen runner;
     each runner is made once."""
 
-    def __init__(self, model: onnx.ModelProto) -> None:
+    def __init__(self, model: onnx.ModelProto, timeout: float) -> None:
         self.model, self.nodes = exposed(model)
+        self.timeout = timeout
         self._made: dict[str, object] = {}
 
     def values(self, runner: str, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray] | None:
@@ -101,9 +197,8 @@ class ExposedRunner:
             if runner not in self._made:
                 make = onnxruntime_session if runner == ONNXRUNTIME else reference_evaluator
                 self._made[runner] = make(self.model)
-            with np.errstate(all="ignore"):
-                outputs = self._made[runner].run(None, feeds)
-        except Exception:
+            outputs = run_budgeted(self._made[runner], feeds, self.timeout)
+        except Exception:  # RunTimedOut too: the difference is then not localised
             return None
         values = {o.name: np.asarray(v) for o, v in zip(self.model.graph.output, outputs)}
         return {**feeds, **values}

@@ -21,7 +21,7 @@ import onnx_ir as ir
 from onnx_ir.passes.common import CheckerPass
 
 from passes.errors import ConversionError, error_text
-from passes.graph_utils import infer_shapes, node_label, remove_if_orphaned
+from passes.graph_utils import infer_shapes, is_used, node_label, remove_if_orphaned
 from passes.names import Namer
 from passes.one_node import MIRROR, OneNodeModel, present_outputs, small_constant
 
@@ -142,7 +142,7 @@ def splice(form: ir.Graph, mirrors: list[ir.Value], node: ir.Node, namer: Namer)
         form.remove(new_node)
     # Constants that the form no longer uses (a helper of a rewrite lowered away) are dropped.
     constants = [
-        v for name, v in form.initializers.items() if not name.startswith(MIRROR) and v.uses()
+        v for name, v in form.initializers.items() if not name.startswith(MIRROR) and is_used(v)
     ]
     form.initializers.clear()
     rename(namer, label, new_nodes, constants)

@@ -19,7 +19,7 @@ import onnx.version_converter
 import onnx_ir as ir
 
 from passes.errors import ConversionError, error_text
-from passes.graph_utils import node_label, remove_if_orphaned
+from passes.graph_utils import is_used, node_label, remove_if_orphaned
 from passes.names import Namer
 from passes.one_node import MIRROR, OneNodeModel, mirrors_of, present_outputs, release_holds
 from passes.version.registry import schema_versions
@@ -112,7 +112,7 @@ def splice(node: ir.Node, converted: ir.Model, in_function: bool, namer: Namer) 
 
 def _check_output_types(node: ir.Node, converted: ir.Model) -> None:
     for old, new in zip(present_outputs(node), converted.graph.outputs, strict=True):
-        used = old.uses() or old.is_graph_output()
+        used = is_used(old) or old.is_graph_output()
         if used and old.dtype is not None and new.dtype is not None and old.dtype != new.dtype:
             raise ConversionError(
                 node_label(node),

@@ -39,6 +39,7 @@ from passes.builder import Builder
 from passes.graph_utils import (
     const_tensor,
     constant_ints,
+    is_used,
     remove_if_orphaned,
     require_dtype,
     require_rank,
@@ -242,7 +243,7 @@ def _dropout_mask_as_constant(node: ir.Node, b: Builder) -> str:
     if len(node.outputs) < 2:
         return ""
     mask = node.outputs[1]
-    if not (mask.uses() or mask.is_graph_output()):
+    if not (is_used(mask) or mask.is_graph_output()):
         node.resize_outputs(1)
         return ""
     b.require("ConstantOfShape")

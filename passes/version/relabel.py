@@ -27,7 +27,7 @@ import onnx.shape_inference
 import onnx_ir as ir
 
 from passes.errors import error_text
-from passes.graph_utils import static_rank
+from passes.graph_utils import is_used, static_rank
 
 # Versions whose meaning changed while the signature stayed valid: (op, version) → which
 # nodes are unaffected (None: none are). Relabelling across them goes through the
@@ -106,7 +106,7 @@ def drop_unused_outputs(node: ir.Node, schema) -> bool:
     count = len(node.outputs)
     while count > max(schema.min_output, 1):
         value = node.outputs[count - 1]
-        if value.uses() or value.is_graph_output():
+        if is_used(value) or value.is_graph_output():
             break
         count -= 1
     if count == len(node.outputs):
@@ -235,7 +235,7 @@ def schema_problem(node: ir.Node, old: int, target: int, ir_version: int) -> str
         dtype = ir.DataType(found.tensor_type.elem_type)
         if dtype == value.dtype:
             continue
-        if value.uses() or value.is_graph_output():
+        if is_used(value) or value.is_graph_output():
             return f"its output {value.name!r} would be {dtype.name}, not {value.dtype.name}"
         retyped[value] = dtype
     for value, dtype in retyped.items():
