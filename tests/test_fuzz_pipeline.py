@@ -41,6 +41,7 @@ from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis.control import current_build_context
 
 import maxlower
+from maxlower.api import deserialize
 from maxlower.lower import lower
 from maxlower.profiles import load_profile
 from maxlower.runtime import onnxruntime_session
@@ -269,7 +270,9 @@ def _runs_nowhere(report, case: FuzzCase, opset: int) -> bool:
 
 def _assert_only_accepted_nodes(model: onnx.ModelProto, profile_name: str) -> None:
     profile = load_profile(profile_name)
-    typed = ir.serde.deserialize_model(onnx.shape_inference.infer_shapes(model))
+    # (maxlower's deserialize: a main-graph value named like onnx_ir's function value types,
+    # 'dom::F/x', must not type the function's x)
+    typed = deserialize(onnx.shape_inference.infer_shapes(model))
     InferFunctionTypesPass()(typed)  # function bodies typed from their calls, as lower does
     opset = typed.opset_imports[""]
     graphs = [typed.graph, *typed.functions.values()]
