@@ -1,9 +1,11 @@
 """Fuzzed bad option values and profile files (tests/strategies_options.py): every one is
 refused with exit code 2 and one `maxlower: error: ...` line, never a traceback or exit 4.
-A small fixed budget: the refusals come before any model is read."""
+A small fixed budget (MAXLOWER_FUZZ_OPTIONS_EXAMPLES cases per test, 150 by default): the
+refusals come before any model is read."""
 
 from __future__ import annotations
 
+import os
 import pathlib
 import tempfile
 
@@ -17,7 +19,7 @@ from tests.strategies_options import bad_library_options, bad_option_lines, bad_
 from tests.test_bad_inputs import good_model, save
 
 BUDGET = settings(
-    max_examples=150,
+    max_examples=int(os.environ.get("MAXLOWER_FUZZ_OPTIONS_EXAMPLES", "150")),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
