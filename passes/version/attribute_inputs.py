@@ -71,6 +71,18 @@ def step_across(
     return "; ".join(d for d in done if d) or None
 
 
+def adapter(
+    since: int, up: Step, down: Step | None, normalise: Step | None = None
+) -> Callable[[ir.Node, int, Builder], str | None]:
+    """The version adapter of an op whose attributes became inputs at `since` (see
+    step_across)."""
+
+    def move(node: ir.Node, old: int, b: Builder) -> str | None:
+        return step_across(node, old, b, since, up, down, normalise)
+
+    return move
+
+
 def move_attributes(node: ir.Node, old: int, b: Builder) -> str | None:
     since, moved, down = MOVED[node.op_type]
 
@@ -120,35 +132,11 @@ def inputs_to_attributes(
     moved: tuple[Moved, ...],
     run_time: RunTime,
     check: Check | None = None,
+    say: Callable[[dict[Moved, list[int]]], str] | None = None,
 ) -> str | None:
-    """The given inputs of `moved`, all constants, → their attributes; the first one
-    computed at run time goes to `run_time` instead, before anything is changed."""
-    values = _constant_inputs(node, b, moved, run_time, check)
-    if not isinstance(values, dict):
-        return values
-    return f"constant {', '.join(m.attribute for m in values)} inputs moved to attributes"
-
-
-def input_to_attribute(
-    node: ir.Node, b: Builder, name: str, run_time: RunTime, check: Check | None = None
-) -> str | None:
-    """Input 1 → the list attribute `name`, as inputs_to_attributes."""
-    values = _constant_inputs(node, b, (Moved(name, 1),), run_time, check)
-    if not isinstance(values, dict):
-        return values
-    (ints,) = values.values()
-    return f"constant {name} input moved to the attribute {name}={ints}"
-
-
-def _constant_inputs(
-    node: ir.Node,
-    b: Builder,
-    moved: tuple[Moved, ...],
-    run_time: RunTime,
-    check: Check | None,
-) -> dict[Moved, list[int]] | str | None:
-    """The attributes set from the given inputs; else None (none given), or what
-    `run_time` made of the first one computed at run time."""
+    """The given inputs of `moved`, all constants, → their attributes (`say` words what was
+    set; by default their names); the first one computed at run time goes to `run_time`
+    instead, before anything is changed."""
     given = [m for m in moved if m.index < len(node.inputs) and node.inputs[m.index] is not None]
     if not given:
         return None
@@ -167,7 +155,21 @@ def _constant_inputs(
             node.attributes[m.attribute] = ir.AttrInt64(m.attribute, ints[0])
         else:
             node.attributes[m.attribute] = ir.AttrInt64s(m.attribute, ints)
-    return values
+    if say is not None:
+        return say(values)
+    return f"constant {', '.join(m.attribute for m in values)} inputs moved to attributes"
+
+
+def input_to_attribute(
+    node: ir.Node, b: Builder, name: str, run_time: RunTime, check: Check | None = None
+) -> str | None:
+    """Input 1 → the list attribute `name`, as inputs_to_attributes."""
+
+    def say(values: dict[Moved, list[int]]) -> str:
+        return f"constant {name} input moved to the attribute {name}={values[moved[0]]}"
+
+    moved = (Moved(name, 1),)
+    return inputs_to_attributes(node, b, moved, run_time, check, say)
 
 
 def constant_input(

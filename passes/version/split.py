@@ -19,25 +19,13 @@ from passes.graph_utils import remove_if_orphaned, require_rank
 from passes.version import common
 from passes.version.attribute_inputs import (
     Moved,
+    adapter,
     attribute_to_input,
     input_to_attribute,
-    step_across,
 )
 
 DT = ir.DataType
 _SINCE = 13
-
-
-def move_split(node: ir.Node, old: int, b: Builder) -> str | None:
-    return step_across(
-        node,
-        old,
-        b,
-        _SINCE,
-        lambda node, b: attribute_to_input(node, b, "split"),
-        lambda node, b: input_to_attribute(node, b, "split", _runtime_split),
-        common.normalise_axis_attribute,
-    )
 
 
 def _runtime_split(node: ir.Node, b: Builder, split: ir.Value, _moved: Moved) -> str:
@@ -77,4 +65,10 @@ def _bounds(b: Builder, k: int) -> list[ir.Value]:
     return [b.const(np.array([v], dtype=np.int64)) for v in (k, k + 1, 0)]
 
 
+move_split = adapter(
+    _SINCE,
+    lambda node, b: attribute_to_input(node, b, "split"),
+    lambda node, b: input_to_attribute(node, b, "split", _runtime_split),
+    common.normalise_axis_attribute,
+)
 ADAPTERS = {"Split": [move_split]}

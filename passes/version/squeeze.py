@@ -32,7 +32,7 @@ import onnx_ir as ir
 from passes.builder import Builder
 from passes.graph_utils import replace_node, require_rank, static_dim
 from passes.version import common
-from passes.version.attribute_inputs import Moved, input_to_attribute, step_across
+from passes.version.attribute_inputs import Moved, adapter, input_to_attribute
 from passes.version.reduce_axes import (
     all_dims_positive,
     axes_attribute_to_input,
@@ -42,18 +42,6 @@ from passes.version.reduce_axes import (
 
 DT = ir.DataType
 _SINCE = 13
-
-
-def move_axes(node: ir.Node, old: int, b: Builder) -> str | None:
-    return step_across(
-        node,
-        old,
-        b,
-        _SINCE,
-        axes_attribute_to_input,
-        lambda node, b: input_to_attribute(node, b, "axes", _runtime_axes, _refuse_empty_axes),
-        _normalise_and_sort_axes,
-    )
 
 
 def _normalise_and_sort_axes(node: ir.Node, b: Builder) -> str | None:
@@ -189,4 +177,10 @@ def _normalise_negative_axes(node: ir.Node, b: Builder) -> str | None:
     return f"axes {list(axes)} normalised to {normalised}"
 
 
+move_axes = adapter(
+    _SINCE,
+    axes_attribute_to_input,
+    lambda node, b: input_to_attribute(node, b, "axes", _runtime_axes, _refuse_empty_axes),
+    _normalise_and_sort_axes,
+)
 ADAPTERS = {"Squeeze": [move_axes], "Unsqueeze": [move_axes]}
