@@ -6,7 +6,10 @@ order after those of `other_adapters`. One module per op family:
     squeeze.py       Squeeze and Unsqueeze
     split.py         Split's `split` (13)
     pad.py           Pad's `pads` and `value` (11), `axes` (18) and mode 'wrap' (19)
-    attribute_inputs.py  TopK's k and Slice's starts/ends/axes (10), table-driven
+    attribute_inputs.py  TopK's k and Slice's starts/ends/axes (10), table-driven; and
+                     the steps the modules above share (the dispatcher across the
+                     boundary, attribute → input, constant input → attribute, the
+                     refusal of a run-time input)
     resize.py        Resize's (X, scales) and the coordinate transformation (11)
 """
 
