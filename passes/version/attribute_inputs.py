@@ -1,8 +1,8 @@
-"""Ops whose integer attributes became int64 inputs: the one implementation of each step
+"""Ops whose attributes became inputs: the one implementation of each step
 across such a boundary (the step dispatcher, attribute → input, constant input → attribute,
 the refusal of a run-time input), used by reduce_axes.py, split.py, squeeze.py and pad.py;
 and, table-driven (MOVED), the ops that changed nothing else at that version: TopK's k and
-Slice's starts/ends/axes at 10.
+Slice's starts/ends/axes at 10, Upsample's float scales at 9.
 
     TopK-1(x){k=3}, to ≥ 10                        →  TopK(x, int64 initializer [3])
     TopK-10(x, constant K), to ≤ 9                  →  TopK(x){k}
@@ -10,8 +10,12 @@ Slice's starts/ends/axes at 10.
                                                        and no op before 10 takes a run-time
                                                        count or bound
     Slice-1(x){starts, ends, axes}, to ≥ 10         →  Slice(x, starts, ends[, axes])
+    Upsample-7(x){scales}, to 9                     →  Upsample(x, float initializer scales)
+    Upsample-9(x, constant scales), to 7..8         →  Upsample(x){scales}
+    Upsample-9(x, run-time scales), to 7..8         →  refused, as TopK's K
 
-(Slice-10 to ≤ 9, with its steps, is in other_adapters.py.)
+(Slice-10 to ≤ 9, with its steps, is in other_adapters.py; Upsample's other steps, across 7
+and to Resize from 10, in upsample.py.)
 """
 
 from __future__ import annotations
@@ -28,11 +32,33 @@ from passes.graph_utils import const_tensor, constant_ints, drop_inputs
 
 @dataclasses.dataclass(frozen=True)
 class Moved:
-    """An attribute that became input `index` (a 1-element vector for a `scalar` one)."""
+    """An attribute that became input `index` (a 1-element vector for a `scalar` one) of
+    element type `dtype`: int64, or float for Upsample's scales."""
 
     attribute: str
     index: int
     scalar: bool = False
+    dtype: ir.DataType = ir.DataType.INT64
+
+    def constant(self, value: ir.Value) -> list | None:
+        """The contents of a constant input as the attribute's numbers, else None."""
+        if self.dtype == ir.DataType.INT64:
+            return constant_ints(value)
+        tensor = const_tensor(value)
+        if tensor is None:
+            return None
+        return [float(v) for v in np.asarray(tensor.numpy()).reshape(-1)]
+
+    def to_attribute(self, values: list) -> ir.Attr:
+        ints = self.dtype == ir.DataType.INT64
+        if self.scalar:
+            kind = ir.AttrInt64 if ints else ir.AttrFloat32
+            return kind(self.attribute, values[0])
+        return (ir.AttrInt64s if ints else ir.AttrFloat32s)(self.attribute, values)
+
+    @property
+    def kind(self) -> str:
+        return self.dtype.name.lower()
 
 
 Step = Callable[[ir.Node, Builder], "str | None"]
@@ -46,6 +72,7 @@ Check = Callable[[ir.Node, Builder, ir.Value, list[int]], None]
 MOVED = {
     "TopK": (10, (Moved("k", 1, scalar=True),), True),
     "Slice": (10, (Moved("starts", 1), Moved("ends", 2), Moved("axes", 3)), False),
+    "Upsample": (9, (Moved("scales", 1, dtype=ir.DataType.FLOAT),), True),
 }
 
 
@@ -100,12 +127,13 @@ def move_attributes(node: ir.Node, old: int, b: Builder) -> str | None:
     )
 
 
-def _attribute_to_input(node: ir.Node, b: Builder, m: Moved) -> list[int]:
+def _attribute_to_input(node: ir.Node, b: Builder, m: Moved) -> list:
     value = node.attributes.pop(m.attribute).value
-    ints = [value] if m.scalar else list(value)
+    values = [value] if m.scalar else list(value)
     node.resize_inputs(max(len(node.inputs), m.index + 1))
-    node.replace_input_with(m.index, b.int64_initializer(ints))
-    return ints
+    # an initializer (a Constant in functions); float attributes are float32, so exact
+    node.replace_input_with(m.index, b.const(np.array(values, dtype=m.dtype.numpy())))
+    return values
 
 
 def attributes_to_inputs(node: ir.Node, b: Builder, moved: tuple[Moved, ...]) -> str | None:
@@ -114,7 +142,8 @@ def attributes_to_inputs(node: ir.Node, b: Builder, moved: tuple[Moved, ...]) ->
         _attribute_to_input(node, b, m)
     if not present:
         return None
-    return f"{', '.join(m.attribute for m in present)} attributes moved to int64 inputs"
+    kinds = " and ".join(dict.fromkeys(m.kind for m in present))
+    return f"{', '.join(m.attribute for m in present)} attributes moved to {kinds} inputs"
 
 
 def attribute_to_input(node: ir.Node, b: Builder, name: str, index: int = 1) -> str | None:
@@ -143,18 +172,15 @@ def inputs_to_attributes(
     values = {}
     for m in given:
         value = node.inputs[m.index]
-        ints = constant_ints(value)
-        if ints is None:
+        numbers = m.constant(value)
+        if numbers is None:
             return run_time(node, b, value, m)
         if check is not None:
-            check(node, b, value, ints)
-        values[m] = ints
+            check(node, b, value, numbers)
+        values[m] = numbers
     drop_inputs(node, min(m.index for m in moved))
-    for m, ints in values.items():
-        if m.scalar:
-            node.attributes[m.attribute] = ir.AttrInt64(m.attribute, ints[0])
-        else:
-            node.attributes[m.attribute] = ir.AttrInt64s(m.attribute, ints)
+    for m, numbers in values.items():
+        node.attributes[m.attribute] = m.to_attribute(numbers)
     if say is not None:
         return say(values)
     return f"constant {', '.join(m.attribute for m in values)} inputs moved to attributes"
