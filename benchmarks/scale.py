@@ -39,6 +39,7 @@ START_MARKER, END_MARKER = "<!-- scale:start -->", "<!-- scale:end -->"
 
 
 def invalid_chain(n: int) -> onnx.ModelProto:
+    """n Max nodes in a chain whose last node reads a value nothing makes."""
     nodes = [
         helper.make_node("Max", ["x" if i == 0 else f"v{i - 1}", "x"], [f"v{i}"], name=f"n{i}")
         for i in range(n)
@@ -53,9 +54,25 @@ def invalid_chain(n: int) -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
 
 
-def shared_input(n: int) -> onnx.ModelProto:
+# op → (inputs, attributes, output type, opset, initializers) of shared_input's nodes
+_SHARED = {
+    "ArgMax": (["x"], {"axis": 1}, TensorProto.INT64, 13, []),
+    "ReduceMax": (
+        ["x", "axes"],
+        {},
+        TensorProto.FLOAT,
+        18,
+        [helper.make_tensor("axes", TensorProto.INT64, [1], [1])],
+    ),
+}
+
+
+def shared_input(n: int, op: str = "ArgMax") -> onnx.ModelProto:
+    """n `op` nodes of one input (ArgMax-13 over axis 1, or ReduceMax-18 over one shared
+    axes initializer [1]), keepdims=0, their outputs concatenated."""
+    inputs, attributes, out_type, opset, initializers = _SHARED[op]
     nodes = [
-        helper.make_node("ArgMax", ["x"], [f"y{i}"], axis=1, keepdims=0, name=f"n{i}")
+        helper.make_node(op, inputs, [f"y{i}"], keepdims=0, name=f"n{i}", **attributes)
         for i in range(n)
     ]
     nodes.append(helper.make_node("Concat", [f"y{i}" for i in range(n)], ["y"], axis=0))
@@ -63,12 +80,14 @@ def shared_input(n: int) -> onnx.ModelProto:
         nodes,
         "shared",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
-        [helper.make_tensor_value_info("y", TensorProto.INT64, [2 * n])],
+        [helper.make_tensor_value_info("y", out_type, [2 * n])],
+        initializers,
     )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
 
 
 def function_dag(levels: int) -> onnx.ModelProto:
+    """f0 = Max; f(k) calls f(k-1) twice: f(levels) is 2^levels Max nodes expanded."""
     opsets = [helper.make_opsetid("", 13), helper.make_opsetid("local", 1)]
     body = [helper.make_node("Max", ["a", "a"], ["b"])]
     functions = [helper.make_function("local", "f0", ["a"], ["b"], body, opsets)]

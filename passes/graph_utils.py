@@ -157,6 +157,14 @@ def remove_if_orphaned(graph: ir.Graph, *values: ir.Value) -> None:
             value.graph.initializers.pop(value.name, None)
 
 
+def drop_inputs(node: ir.Node, start: int) -> None:
+    """Cut `node`'s inputs down to the first `start`, deleting the constants that leaves
+    without users (the inputs an attribute now says instead)."""
+    used = [v for v in node.inputs[start:] if v is not None]
+    node.resize_inputs(start)
+    remove_if_orphaned(node.graph, *used)
+
+
 # onnx's data propagation (shape inference with data_prop=True) works out the values of
 # shapes computed from Shape and Size, and so dims that plain inference leaves unknown
 # (Expand(z, Shape(x)) gets x's dims), which decide the forms rewrites can take. In onnx

@@ -31,6 +31,7 @@ import ast
 import dataclasses
 import re
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 if sys.version_info >= (3, 11):
@@ -176,6 +177,26 @@ def _rename_graph(graph: ir.Graph, counter) -> None:
         graph.initializers[value.name] = value
 
 
+def fed_inputs(
+    model: onnx.ModelProto, dynamic: Callable[[onnx.TensorShapeProto.Dimension], int]
+) -> Iterator[tuple[str, list[int], np.dtype]]:
+    """(name, shape, dtype) of each graph input a run feeds (one with an initializer has a
+    default); `dynamic` gives the length of a dim without a value."""
+    initializers = {t.name for t in model.graph.initializer}
+    for value in model.graph.input:
+        if value.name in initializers:
+            continue
+        tensor_type = value.type.tensor_type
+        shape = [
+            d.dim_value if d.HasField("dim_value") else dynamic(d) for d in tensor_type.shape.dim
+        ]
+        yield (
+            value.name,
+            shape,
+            np.dtype(onnx.helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)),
+        )
+
+
 def random_feeds(
     model: onnx.ModelProto,
     fixed: dict[str, np.ndarray],
@@ -184,25 +205,15 @@ def random_feeds(
 ) -> dict[str, np.ndarray]:
     """Seeded inputs with many ties (small integers) for every graph input not in `fixed`."""
     rng = np.random.default_rng(seed)
-    initializer_names = {t.name for t in model.graph.initializer}
     feeds = {}
-    for value in model.graph.input:
-        if value.name in initializer_names:
-            continue
-        if value.name in fixed:
-            feeds[value.name] = fixed[value.name]
-            continue
-        tensor_type = value.type.tensor_type
-        shape = [
-            d.dim_value if d.HasField("dim_value") else (dims or {}).get(d.dim_param, 3)
-            for d in tensor_type.shape.dim
-        ]
-        dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)
-        if dtype == np.bool_:
-            feeds[value.name] = rng.integers(0, 2, size=shape).astype(bool)
+    for name, shape, dtype in fed_inputs(model, lambda d: (dims or {}).get(d.dim_param, 3)):
+        if name in fixed:
+            feeds[name] = fixed[name]
+        elif dtype == np.bool_:
+            feeds[name] = rng.integers(0, 2, size=shape).astype(bool)
         else:
-            low = 0 if np.dtype(dtype).kind == "u" else -4
-            feeds[value.name] = rng.integers(low, 5, size=shape).astype(dtype)
+            low = 0 if dtype.kind == "u" else -4
+            feeds[name] = rng.integers(low, 5, size=shape).astype(dtype)
     return feeds
 
 

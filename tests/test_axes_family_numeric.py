@@ -427,3 +427,30 @@ def test_pad_wrap_below_19(pads):
     converted = maxlower.convert(source, 18)
     assert "Pad" not in {n.op_type for n in converted.graph.node}
     _agree(source, converted, [{"x": _data([2, 3], np.int32, seed)} for seed in range(2)])
+
+
+# -- Upsample ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+@pytest.mark.parametrize("scales", [[1, 1, 2, 3], [1, 1, 1.5, 2.5], [1, 1, 1, 1.25]])
+def test_upsample_scales_7_and_9_both_ways(mode, scales):
+    """Upsample-7's scales attribute and Upsample-9's constant input: bit-equal either way,
+    and to the Resize it becomes from 10. onnxruntime only: onnx.reference's Upsample reads
+    scales from an input, not Upsample-7's attribute."""
+    source = _model(
+        [oh.make_node("Upsample", ["x"], ["y"], mode=mode, scales=[float(s) for s in scales])],
+        [oh.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 5])],
+        [_out("y", TensorProto.FLOAT, 4)],
+        7,
+    )
+    feeds = [{"x": _data([1, 2, 4, 5], np.float32, seed)} for seed in range(2)]
+    up = maxlower.convert(source, 9)
+    assert [n.op_type for n in up.graph.node] == ["Upsample"]
+    assert len(up.graph.node[0].input) == 2
+    _agree(source, up, feeds, ("onnxruntime",))
+    down = maxlower.convert(up, 7)
+    assert not down.graph.initializer and len(down.graph.node[0].input) == 1
+    _agree(up, down, feeds, ("onnxruntime",))
+    for target in (10, 11, 13, 19):  # deprecated from 10: Resize-10, spelt for the target
+        resized = maxlower.convert(source, target)
+        assert {n.op_type for n in resized.graph.node} == {"Resize"}
+        _agree(source, resized, feeds, ("onnxruntime",))

@@ -15,6 +15,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import maxlower
+from benchmarks.scale import function_dag
 from maxlower.api import InvalidModelError
 from maxlower.profiles import ProfileError, load_profile
 from maxlower.runtime import reference_evaluator
@@ -260,29 +261,6 @@ def test_the_ai_onnx_spelling_is_the_default_domain(tmp_path, imports, command: 
 
 
 # --- function calls ----------------------------------------------------------------------
-
-
-def function_dag(levels: int) -> onnx.ModelProto:
-    """f0 = Max; f(k) calls f(k-1) twice: f(levels) is 2^levels Max nodes expanded."""
-    opsets = [helper.make_opsetid("", 13), helper.make_opsetid("local", 1)]
-    functions = [
-        helper.make_function(
-            "local", "f0", ["a"], ["b"], [helper.make_node("Max", ["a", "a"], ["b"])], opsets
-        )
-    ]
-    for k in range(1, levels + 1):
-        calls = [
-            helper.make_node(f"f{k - 1}", ["a"], ["t"], domain="local"),
-            helper.make_node(f"f{k - 1}", ["t"], ["b"], domain="local"),
-        ]
-        functions.append(helper.make_function("local", f"f{k}", ["a"], ["b"], calls, opsets))
-    graph = helper.make_graph(
-        [helper.make_node(f"f{levels}", ["x"], ["y"], domain="local")],
-        "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
-    )
-    return helper.make_model(graph, opset_imports=opsets, functions=functions, ir_version=8)
 
 
 def recursive_functions() -> onnx.ModelProto:

@@ -134,16 +134,22 @@ def assert_one_line_error(stderr: str, *fragments: str) -> None:
         assert fragment in stderr, (fragment, stderr)
 
 
+def assert_refused_untouched(layout, command: str, *fragments: str, **run_options) -> None:
+    """`maxlower COMMAND` on `layout` exits 2 with one line naming each of `fragments`, and
+    nothing is written, left or replaced."""
+    before = layout.snapshot()
+    code, stderr = run(layout.argv(command), **run_options)
+    assert code == 2, stderr
+    assert_one_line_error(stderr, *fragments)
+    assert layout.snapshot() == before
+
+
 @pytest.mark.parametrize("row, command", CASES)
 def test_path_row_is_refused_with_one_line(tmp_path: pathlib.Path, row: Row, command: str):
     assert applicable(command, row.slot)
     layout = Layout(tmp_path)
     layout.spoil(row.slot, row.bad)
-    before = layout.snapshot()
-    code, stderr = run(layout.argv(command), child=row.bad.startswith("dev-"))
-    assert code == 2, stderr
-    assert_one_line_error(stderr, *row.fragments)
-    assert layout.snapshot() == before  # nothing written, nothing left, nothing replaced
+    assert_refused_untouched(layout, command, *row.fragments, child=row.bad.startswith("dev-"))
 
 
 # --- outputs: what is left behind, names, data files --------------------------------------
@@ -158,11 +164,7 @@ def test_no_json_report_is_left_when_a_later_check_refuses(tmp_path: pathlib.Pat
     onnx.save(model(), layout.inside / "model.onnx", save_as_external_data=True,
               location="other.onnx.data", size_threshold=0)  # fmt: skip
     layout.paths["-o"] = layout.inside / "other.onnx"
-    before = layout.snapshot()
-    code, stderr = run(layout.argv(command))
-    assert code == 2, stderr
-    assert_one_line_error(stderr, "other.onnx.data", "the input's external data")
-    assert layout.snapshot() == before
+    assert_refused_untouched(layout, command, "other.onnx.data", "the input's external data")
 
 
 def test_no_json_report_is_left_when_no_exact_form_exists(tmp_path: pathlib.Path):
@@ -208,22 +210,15 @@ def test_long_output_names_get_short_temporary_names(tmp_path: pathlib.Path, com
     for slot in ("-o", "--json"):
         spoiled = Layout(tmp_path / f"too-long{slot}")
         spoiled.paths[slot] = spoiled.out / ("x" * 256)
-        before = spoiled.snapshot()
-        code, stderr = run(spoiled.argv(command))
-        assert code == 2, stderr
-        assert_one_line_error(stderr, "the file name is 256 bytes", "longer than the 255")
-        assert spoiled.snapshot() == before
+        fragments = ("the file name is 256 bytes", "longer than the 255")
+        assert_refused_untouched(spoiled, command, *fragments)
 
 
 def test_a_data_file_name_over_the_limit_is_refused(tmp_path: pathlib.Path):
     """OUT of 252 bytes is fine, but its weights would go to OUT.data, 257 bytes."""
     layout = Layout(tmp_path)
     layout.paths["-o"] = layout.out / ("o" * 247 + ".onnx")
-    before = layout.snapshot()
-    code, stderr = run(layout.argv("convert"))
-    assert code == 2, stderr
-    assert_one_line_error(stderr, "the file name is 257 bytes")
-    assert layout.snapshot() == before
+    assert_refused_untouched(layout, "convert", "the file name is 257 bytes")
 
 
 @pytest.mark.parametrize(
@@ -296,11 +291,7 @@ def test_npz_claims_are_checked_before_reading(tmp_path: pathlib.Path, case: str
     make, fragments = NPZ[case]
     make(layout.paths["--inputs"])
     layout.uses.add("--inputs")
-    before = layout.snapshot()
-    code, stderr = run(layout.argv(command))
-    assert code == 2, stderr
-    assert_one_line_error(stderr, "--inputs", *fragments)
-    assert layout.snapshot() == before
+    assert_refused_untouched(layout, command, "--inputs", *fragments)
 
 
 # --- standard output ----------------------------------------------------------------------
@@ -310,12 +301,9 @@ def test_npz_claims_are_checked_before_reading(tmp_path: pathlib.Path, case: str
 @pytest.mark.parametrize("command", ["convert", "lower", "inspect", "verify"])
 def test_stdout_on_a_full_device(tmp_path: pathlib.Path, command: str):
     layout = Layout(tmp_path)
-    before = layout.snapshot()
-    with open("/dev/full", "w") as full:
-        code, stderr = run(layout.argv(command), child=True, stdout=full)
-    assert code == 2, stderr
-    assert_one_line_error(stderr, "cannot write to standard output", "No space left on device")
-    assert layout.snapshot() == before  # the summary comes before the model: none written
+    with open("/dev/full", "w") as full:  # the summary comes before the model: none written
+        fragments = ("cannot write to standard output", "No space left on device")
+        assert_refused_untouched(layout, command, *fragments, child=True, stdout=full)
 
 
 # --- signals and concurrent writers ------------------------------------------------------

@@ -12,23 +12,8 @@ import pytest
 from onnx import TensorProto, helper
 
 import maxlower
+from benchmarks.scale import function_dag, invalid_chain, shared_input
 from maxlower import safety
-
-
-def invalid_chain(n: int) -> onnx.ModelProto:
-    """n Max nodes in a chain whose last node reads a value nothing makes."""
-    nodes = [
-        helper.make_node("Max", ["x" if i == 0 else f"v{i - 1}", "x"], [f"v{i}"], name=f"n{i}")
-        for i in range(n)
-    ]
-    nodes[-1].input[1] = "nothing"
-    graph = helper.make_graph(
-        nodes,
-        "chain",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
-        [helper.make_tensor_value_info(f"v{n - 1}", TensorProto.FLOAT, [2])],
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
 
 
 def test_the_refusal_of_an_invalid_chain_builds_the_visible_names_once(monkeypatch):
@@ -88,22 +73,6 @@ def test_nested_bodies_are_walked_once(monkeypatch):
     assert len(calls) <= 3 * 2 * depth
 
 
-def shared_input_model(n: int) -> onnx.ModelProto:
-    """n ArgMax nodes of one input, their outputs concatenated."""
-    nodes = [
-        helper.make_node("ArgMax", ["x"], [f"y{i}"], axis=1, keepdims=0, name=f"n{i}")
-        for i in range(n)
-    ]
-    nodes.append(helper.make_node("Concat", [f"y{i}" for i in range(n)], ["y"], axis=0))
-    graph = helper.make_graph(
-        nodes,
-        "shared",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
-        [helper.make_tensor_value_info("y", TensorProto.INT64, [2 * n])],
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
-
-
 @pytest.fixture
 def uses_elements(monkeypatch) -> list[int]:
     """The size of every answer of onnx_ir's Value.uses(), which copies all uses."""
@@ -125,7 +94,7 @@ def test_lowering_nodes_that_share_an_input_reads_each_use_a_bounded_number_of_t
     """Lowering asked x for all its uses once per lowered node: n²/2 elements (62 s at
     40,000 nodes). Now each lowered node costs a bounded number."""
     n = 400
-    lowered = maxlower.lower(shared_input_model(n), "no-argmax")
+    lowered = maxlower.lower(shared_input(n), "no-argmax")
     assert not any(node.op_type == "ArgMax" for node in lowered.graph.node)
     assert sum(uses_elements) < 20 * n  # quadratic: > n * n / 2 = 80,000
 
@@ -136,19 +105,7 @@ def test_converting_nodes_that_share_an_input_reads_each_use_a_bounded_number_of
     """The version adapters drop a node's orphaned inputs the same way (ReduceMax 18 → 13,
     every node reading one x and one axes initializer)."""
     n = 400
-    nodes = [
-        helper.make_node("ReduceMax", ["x", "axes"], [f"y{i}"], keepdims=0, name=f"n{i}")
-        for i in range(n)
-    ]
-    nodes.append(helper.make_node("Concat", [f"y{i}" for i in range(n)], ["y"], axis=0))
-    graph = helper.make_graph(
-        nodes,
-        "shared",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2 * n])],
-        [helper.make_tensor("axes", TensorProto.INT64, [1], [1])],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+    model = shared_input(n, "ReduceMax")
     converted = maxlower.convert(ir.serde.deserialize_model(model), 13)
     assert sum(uses_elements) < 20 * n
     assert all(node.op_type != "ReduceMax" or len(node.inputs) == 1 for node in converted.graph)
@@ -157,8 +114,6 @@ def test_converting_nodes_that_share_an_input_reads_each_use_a_bounded_number_of
 def test_function_expansion_is_counted_once_per_function(monkeypatch):
     """The budget of expanded function calls is computed in one pass over each function,
     not by expanding (2^60 here)."""
-    from tests.test_bad_options import function_dag
-
     walked = []
     all_nodes = safety._all_nodes
 

@@ -39,6 +39,7 @@ from passes.builder import Builder
 from passes.graph_utils import (
     const_tensor,
     constant_ints,
+    drop_inputs,
     is_used,
     remove_if_orphaned,
     require_dtype,
@@ -378,9 +379,7 @@ def slice_inputs_to_attributes(node: ir.Node, old: int, b: Builder) -> str | Non
                 "and the size of that axis is not static (a Gather would need it)",
                 "give the input a static shape on that axis, or target opset 10 or later",
             )
-    used = [v for v in node.inputs[1:] if v is not None]
-    node.resize_inputs(1)
-    remove_if_orphaned(node.graph, *used)
+    drop_inputs(node, 1)
     kept = unit or [0]  # no unit-step axis: Slice-1 over the whole of one axis
     node.attributes["starts"] = ir.AttrInt64s("starts", [starts[k] if unit else 0 for k in kept])
     node.attributes["ends"] = ir.AttrInt64s("ends", [ends[k] if unit else _INT64_MAX for k in kept])

@@ -23,13 +23,14 @@ import onnx_ir as ir
 
 from passes.builder import Builder
 from passes.graph_utils import (
-    const_tensor,
     constant_ints,
+    drop_inputs,
     remove_if_orphaned,
     replace_node,
     require_rank,
     static_dim,
 )
+from passes.version.attribute_inputs import constant_input
 
 DT = ir.DataType
 
@@ -68,34 +69,20 @@ def _attributes_to_inputs(node: ir.Node, b: Builder) -> str | None:
 
 
 def _inputs_to_attributes(node: ir.Node, old: int, b: Builder) -> str | None:
-    pads_value = node.inputs[1]
-    pads = None if pads_value.is_graph_input() else constant_ints(pads_value)
-    if pads is None:
-        raise b.refuse(
-            f"Pad-{old}'s pads {pads_value.name!r} are computed at run time, and before opset "
-            "11 they are an attribute; the output's shape follows them",
-            "make pads a constant (an initializer or a Constant node), or target opset 11 or later",
-        )
+    why = "; the output's shape follows it"
+    pads_array = constant_input(node, old, b, 11, "pads", node.inputs[1], why)
+    pads = [int(v) for v in pads_array.reshape(-1)]
     fill = node.inputs[2] if len(node.inputs) > 2 else None
     value = 0.0
     if fill is not None:
-        tensor = None if fill.is_graph_input() else const_tensor(fill)
-        if tensor is None:
-            raise b.refuse(
-                f"Pad-{old}'s constant_value {fill.name!r} is computed at run time, and before "
-                "opset 11 it is an attribute",
-                "make constant_value a constant, or target opset 11 or later",
-            )
-        value = tensor.numpy().reshape(-1)[0].item()
+        value = constant_input(node, old, b, 11, "constant_value", fill).reshape(-1)[0].item()
         if not np.isnan(value) and float(np.float32(value)) != float(value):
             raise b.refuse(
                 f"Pad-{old}'s constant_value {value!r} is no float32 value, and before opset "
                 "11 it is a float32 attribute",
                 "target opset 11 or later",
             )
-    used = [v for v in node.inputs[1:] if v is not None]
-    node.resize_inputs(1)
-    remove_if_orphaned(node.graph, *used)
+    drop_inputs(node, 1)
     node.attributes["pads"] = ir.AttrInt64s("pads", pads)
     if value != 0.0 or np.signbit(value) or np.isnan(value):
         node.attributes["value"] = ir.AttrFloat32("value", float(value))

@@ -46,8 +46,9 @@ import numpy as np
 import onnx_ir as ir
 
 from passes.builder import FAMILY, Builder, axes_input_since, schema_version
-from passes.graph_utils import constant_ints, remove_if_orphaned, replace_node, require_rank
+from passes.graph_utils import constant_ints, drop_inputs, replace_node, require_rank
 from passes.version import common
+from passes.version.attribute_inputs import attribute_to_input, step_across
 
 DT = ir.DataType
 
@@ -74,24 +75,19 @@ MAX_BRANCH_RANK = 5
 
 def move_axes(node: ir.Node, old: int, b: Builder) -> str | None:
     """ConvertOtherOpsPass's adapter: from schema version `old` to the target in one jump."""
-    since = axes_input_since(node.op_type)
-    done = []
-    if old >= since > b.opset:
-        done.append(axes_input_to_attribute(node, b))
-    elif old < since <= b.opset:
-        done.append(axes_attribute_to_input(node, b))
-    if node.graph is not None and b.opset < 11 <= old:
-        done.append(common.normalise_axes_attribute(node, b))
-    return "; ".join(d for d in done if d) or None
+    return step_across(
+        node,
+        old,
+        b,
+        axes_input_since(node.op_type),
+        axes_attribute_to_input,
+        axes_input_to_attribute,
+        common.normalise_axes_attribute,
+    )
 
 
 def axes_attribute_to_input(node: ir.Node, b: Builder) -> str | None:
-    axes = node.attributes.pop("axes", None)
-    if axes is None:
-        return None
-    node.resize_inputs(2)
-    node.replace_input_with(1, b.int64_initializer(list(axes.as_ints())))
-    return f"axes {list(axes.as_ints())} moved to an int64 input"
+    return attribute_to_input(node, b, "axes")
 
 
 def axes_input_to_attribute(node: ir.Node, b: Builder) -> str | None:
@@ -102,9 +98,7 @@ def axes_input_to_attribute(node: ir.Node, b: Builder) -> str | None:
         return _runtime_axes_form(node, b, axes_value, noop)
     had_noop = node.attributes.pop("noop_with_empty_axes", None) is not None
     if axes_value is not None:
-        node.replace_input_with(1, None)
-        node.resize_inputs(1)
-        remove_if_orphaned(node.graph, axes_value)
+        drop_inputs(node, 1)
     if not axes and noop:
         replace_node(node, _no_reduction(b, node.op_type, node.inputs[0]))
         if node.op_type in NOOP_IS_IDENTITY:

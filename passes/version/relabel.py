@@ -49,7 +49,6 @@ MEANING_CHANGES = {
     # and rounding said; a node spelt so that both mean one thing (resize.py) is unaffected
     ("Resize", 11): "resize_pinned",
     ("Scan", 9): None,  # batch axis and sequence_lens removed
-    ("Upsample", 9): None,  # scales moved from attribute to input
 }
 # String attribute values that only exist from some version on: (op, attribute, value) → since.
 NEW_ATTRIBUTE_VALUES = {

@@ -15,48 +15,20 @@ import numpy as np
 import onnx_ir as ir
 
 from passes.builder import Builder
-from passes.graph_utils import constant_ints, remove_if_orphaned, require_rank
+from passes.graph_utils import remove_if_orphaned, require_rank
 from passes.version import common
+from passes.version.attribute_inputs import (
+    Moved,
+    adapter,
+    attribute_to_input,
+    input_to_attribute,
+)
 
 DT = ir.DataType
 _SINCE = 13
 
 
-def move_split(node: ir.Node, old: int, b: Builder) -> str | None:
-    done = []
-    if old >= _SINCE > b.opset:
-        done.append(_split_input_to_attribute(node, b))
-    elif old < _SINCE <= b.opset:
-        done.append(_split_attribute_to_input(node, b))
-    if node.graph is not None and b.opset < 11 <= old:
-        done.append(common.normalise_axis_attribute(node, b))
-    return "; ".join(d for d in done if d) or None
-
-
-def _split_attribute_to_input(node: ir.Node, b: Builder) -> str | None:
-    split = node.attributes.pop("split", None)
-    if split is None:
-        return None
-    node.resize_inputs(2)
-    node.replace_input_with(1, b.int64_initializer(list(split.as_ints())))
-    return f"split {list(split.as_ints())} moved to an int64 input"
-
-
-def _split_input_to_attribute(node: ir.Node, b: Builder) -> str | None:
-    value = node.inputs[1] if len(node.inputs) > 1 else None
-    if value is None:
-        return None
-    sizes = constant_ints(value)
-    if sizes is None:
-        return _runtime_split(node, b, value)
-    node.replace_input_with(1, None)
-    node.resize_inputs(1)
-    remove_if_orphaned(node.graph, value)
-    node.attributes["split"] = ir.AttrInt64s("split", sizes)
-    return f"constant split input moved to the attribute split={sizes}"
-
-
-def _runtime_split(node: ir.Node, b: Builder, split: ir.Value) -> str:
+def _runtime_split(node: ir.Node, b: Builder, split: ir.Value, _moved: Moved) -> str:
     """One Slice per output, its bounds the running sums of the run-time sizes."""
     if b.opset < 10:
         raise b.refuse(
@@ -93,4 +65,10 @@ def _bounds(b: Builder, k: int) -> list[ir.Value]:
     return [b.const(np.array([v], dtype=np.int64)) for v in (k, k + 1, 0)]
 
 
+move_split = adapter(
+    _SINCE,
+    lambda node, b: attribute_to_input(node, b, "split"),
+    lambda node, b: input_to_attribute(node, b, "split", _runtime_split),
+    common.normalise_axis_attribute,
+)
 ADAPTERS = {"Split": [move_split]}

@@ -30,14 +30,9 @@ import numpy as np
 import onnx_ir as ir
 
 from passes.builder import Builder
-from passes.graph_utils import (
-    constant_ints,
-    remove_if_orphaned,
-    replace_node,
-    require_rank,
-    static_dim,
-)
+from passes.graph_utils import replace_node, require_rank, static_dim
 from passes.version import common
+from passes.version.attribute_inputs import Moved, adapter, input_to_attribute
 from passes.version.reduce_axes import (
     all_dims_positive,
     axes_attribute_to_input,
@@ -49,16 +44,10 @@ DT = ir.DataType
 _SINCE = 13
 
 
-def move_axes(node: ir.Node, old: int, b: Builder) -> str | None:
-    done = []
-    if old >= _SINCE > b.opset:
-        done.append(_axes_input_to_attribute(node, b))
-    elif old < _SINCE <= b.opset:
-        done.append(axes_attribute_to_input(node, b))
-    if node.graph is not None and b.opset < 11 <= old:
-        done.append(_normalise_negative_axes(node, b))
-        _sort_axes(node)
-    return "; ".join(d for d in done if d) or None
+def _normalise_and_sort_axes(node: ir.Node, b: Builder) -> str | None:
+    done = _normalise_negative_axes(node, b)
+    _sort_axes(node)
+    return done
 
 
 def _sort_axes(node: ir.Node) -> None:
@@ -69,15 +58,13 @@ def _sort_axes(node: ir.Node) -> None:
         node.attributes["axes"] = ir.AttrInt64s("axes", sorted(axes))
 
 
-def _axes_input_to_attribute(node: ir.Node, b: Builder) -> str | None:
-    axes_value = node.inputs[1] if len(node.inputs) > 1 else None
-    if axes_value is None:
-        return None
-    axes = constant_ints(axes_value)
-    if axes is None:
-        if node.op_type == "Squeeze":
-            return _squeeze_runtime_axes(node, b, axes_value)
-        return _unsqueeze_runtime_axes(node, b, axes_value)
+def _runtime_axes(node: ir.Node, b: Builder, axes: ir.Value, _moved: Moved) -> str:
+    if node.op_type == "Squeeze":
+        return _squeeze_runtime_axes(node, b, axes)
+    return _unsqueeze_runtime_axes(node, b, axes)
+
+
+def _refuse_empty_axes(node: ir.Node, b: Builder, axes_value: ir.Value, axes: list[int]) -> None:
     if not axes:
         raise b.refuse(
             f"its axes {axes_value.name!r} are empty, which onnx's shape inference and "
@@ -85,11 +72,6 @@ def _axes_input_to_attribute(node: ir.Node, b: Builder) -> str | None:
             "length 1'; no Squeeze before opset 13 says either for both",
             "leave axes out (every dim of length 1 goes), or list the axes to remove",
         )
-    node.replace_input_with(1, None)
-    node.resize_inputs(1)
-    remove_if_orphaned(node.graph, axes_value)
-    node.attributes["axes"] = ir.AttrInt64s("axes", axes)
-    return f"constant axes input moved to the attribute axes={axes}"
 
 
 def _require_run_time_form(node: ir.Node, b: Builder, x: ir.Value) -> None:
@@ -195,4 +177,10 @@ def _normalise_negative_axes(node: ir.Node, b: Builder) -> str | None:
     return f"axes {list(axes)} normalised to {normalised}"
 
 
+move_axes = adapter(
+    _SINCE,
+    axes_attribute_to_input,
+    lambda node, b: input_to_attribute(node, b, "axes", _runtime_axes, _refuse_empty_axes),
+    _normalise_and_sort_axes,
+)
 ADAPTERS = {"Squeeze": [move_axes], "Unsqueeze": [move_axes]}
