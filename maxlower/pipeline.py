@@ -21,9 +21,12 @@ part is tested against the whole-graph part on every fixture (tests/test_io_spar
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import pathlib
+import re
+from collections.abc import Iterator
 from typing import Any, cast
 
 import onnx
@@ -48,6 +51,7 @@ from maxlower.profiles import Profile
 from maxlower.safety import check_function_calls, check_model_data, describe_invalid
 from maxlower.sparse import convert_sparse, default_opset
 from passes.builder import FAMILY, min_ir_version
+from passes.errors import ConversionError, concise
 from passes.graph_utils import containers
 from passes.legalize import LegalizePass, Lowering
 from passes.version.convert import Rewrite
@@ -226,7 +230,10 @@ def run(
         # its types (registry.kept_as_is), and only the opset import and IR version
         # changed; so the input's full check and inferred types stand for the result.
         unchanged = sparse.changed_nodes == 0
-        checked = check_proto_result(sparse.proto, base_dir, progress, checked_already=unchanged)
+        with _branch_shapes_refused(job.opset):
+            checked = check_proto_result(
+                sparse.proto, base_dir, progress, checked_already=unchanged
+            )
         return Outcome(checked, report)
     training = training_info.set_aside(prepared)
     model, declared = whole_graph(prepared, base_dir, progress)
@@ -240,9 +247,36 @@ def run(
     if job.profile is not None:
         with progress.stage(f"lowering for profile {job.profile.name!r}"):
             report.lowerings = LegalizePass(job.profile)(model).lowerings
-    checked = check_result(model, progress, declared)
+    with _branch_shapes_refused(job.opset):
+        checked = check_result(model, progress, declared)
     training_info.put_back(checked, training, base_dir)
     return Outcome(checked, report)
+
+
+# onnx's inference of If before opset 11 merges the two branches' output shapes and fails
+# where two dims differ: `(op_type:If, node name: n): ... Can't merge shape info`.
+_IF_MERGE = re.compile(r"\(op_type:If(?:, node name: ([^)]*))?\):[^(]*Can't merge shape info")
+
+
+@contextlib.contextmanager
+def _branch_shapes_refused(target: int | None) -> Iterator[None]:
+    """An If below opset 11 whose branches give shapes that only conversion showed to
+    differ (a run-time ReduceMax in one branch becomes a form of static shape, say) is
+    refused like any node without an exact form: relabel.control_flow_problem checks the
+    shapes the source declares, and only inference of the whole converted model sees these."""
+    try:
+        yield
+    except onnx.shape_inference.InferenceError as error:
+        found = _IF_MERGE.search(str(error))
+        if target is None or target >= 11 or found is None:
+            raise
+        raise ConversionError(
+            found.group(1) or "<unnamed If>",
+            "If",
+            f"If before opset 11 needs both branches to give outputs of one shape, and "
+            f"converted to opset {target} they do not ({concise(error)})",
+            "target opset 11 or later (If-11 allows branches of different shapes)",
+        ) from None
 
 
 def _report_of(job: Job, source: int | None) -> Report:
