@@ -26,7 +26,7 @@ import dataclasses
 import os
 import pathlib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, cast
 
 import onnx
@@ -327,7 +327,7 @@ def normalise_opset_imports(proto: onnx.ModelProto) -> None:
         imports.extend(onnx.helper.make_opsetid(domain, versions[domain]) for domain in order)
 
 
-def _refuse_two_default_versions(where: str, imports) -> None:
+def _refuse_two_default_versions(where: str, imports: Iterable[onnx.OperatorSetIdProto]) -> None:
     plain = [e.version for e in imports if e.domain == ""]
     alias = [e.version for e in imports if e.domain == "ai.onnx"]
     if plain and alias and plain[-1] != alias[-1]:
