@@ -176,6 +176,26 @@ def test_the_namer_sees_the_whole_protobuf():
     assert namer.unique("y") == "y_2" and namer.unique("w") == "w"
 
 
+def test_a_range_for_an_input_with_a_default_generates_it():
+    """Found by the long fuzz run: an input with a default runs with it, but a caller's
+    range for it asks for generated values; it was refused as 'no input of that name'."""
+    model = onnx.parser.parse_model("""<ir_version: 4, opset_import: ["" : 13]>
+        g (float[3] x, float[3] w) => (float[3] y) <float[3] w = {1.5, -2, 7.25}> {
+            y = Max (x, w)
+        }""")
+    with_default = maxlower.verify(model, model)
+    in_range = maxlower.verify(model, model, ranges={"w": (10.0, 11.0)})
+    assert with_default.ok and in_range.ok and in_range.runs > 0
+    swapped = onnx.parser.parse_model("""<ir_version: 4, opset_import: ["" : 13]>
+        g (float[3] x, float[3] w) => (float[3] y) <float[3] w = {1.5, -2, 7.25}> {
+            y = Min (x, w)
+        }""")
+    # w is fed (from [10, 11)), and Max and Min of x and w differ on the inputs drawn
+    assert not maxlower.verify(model, swapped, ranges={"w": (10.0, 11.0)}).ok
+    with pytest.raises(maxlower.InvalidModelError, match="no input of that name"):
+        maxlower.verify(model, model, ranges={"nothing": (0.0, 1.0)})
+
+
 def test_initializer_that_is_an_input_is_a_run_time_value(tmp_path: pathlib.Path):
     converts_and_verifies(tmp_path, DEFAULT_AXES)
     _, report = maxlower.convert_with_report(DEFAULT_AXES, 13)

@@ -80,7 +80,10 @@ def verify(
     fixed = _load_inputs(inputs, reference_proto)
     reference_ir = deserialize(reference_proto)
     axes = axes_inputs(reference_ir)
-    specs = input_specs(reference_proto, fixed, overridden=axes)  # refuses what it cannot make
+    # an input with a default (an initializer) runs with it, unless it reaches an axes
+    # input or the caller gives it a range: then it is generated like the others
+    overridden = {*axes, *(ranges or {})}
+    specs = input_specs(reference_proto, fixed, overridden)  # refuses what it cannot make
     check_verifiable(reference_ir, dims, set(fixed))
     for name in ranges or {}:
         if name not in {s.name for s in specs}:
@@ -89,7 +92,7 @@ def verify(
     report = VerifyReport(
         EQUIVALENT, seed, strict, rtol, atol, [OutputResult(n) for n in names], [], []
     )
-    interface = _interface_differences(reference_proto, candidate_proto, fixed, axes)
+    interface = _interface_differences(reference_proto, candidate_proto, fixed, overridden)
     if interface:
         report.status = DIFFERENT
         report.notes += interface
