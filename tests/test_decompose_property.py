@@ -20,7 +20,7 @@ import onnx
 import onnx.reference
 import onnx_ir as ir
 import pytest
-from hypothesis import HealthCheck, event, given, note, settings
+from hypothesis import event, given, note, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
@@ -35,8 +35,6 @@ LATEST = onnx.defs.onnx_opset_version()
 EXAMPLES = int(os.environ.get("MAXLOWER_FUZZ_EXAMPLES", "150"))
 SETTINGS = settings(
     max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 
 FLOATS = [TensorProto.FLOAT16, TensorProto.FLOAT, TensorProto.DOUBLE]

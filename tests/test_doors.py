@@ -366,7 +366,7 @@ CHAIN_MODELS = [name for name in CORPUS if name not in SLOW]
 
 
 @pytest.mark.parametrize("door", ["cli", "library"])
-@settings(max_examples=25, deadline=None, derandomize=True)
+@settings(max_examples=25, derandomize=True)
 @given(
     name=st.sampled_from(CHAIN_MODELS),
     a=st.sampled_from(TARGETS),

@@ -26,7 +26,7 @@ import numpy as np
 import onnx
 import onnx_ir as ir
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from onnx import TensorProto, helper, numpy_helper
 
 import maxlower
@@ -334,9 +334,7 @@ EXAMPLES = int(os.environ.get("MAXLOWER_EXT_DATA_EXAMPLES", "12"))
 
 @settings(
     max_examples=EXAMPLES,
-    deadline=None,
     derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(case=external_cases())
 def test_fuzz_external_data_everywhere(case: ExternalCase):

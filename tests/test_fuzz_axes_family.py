@@ -20,7 +20,7 @@ import re
 
 import numpy as np
 import onnx
-from hypothesis import HealthCheck, event, given, note, settings
+from hypothesis import event, given, note, settings
 
 import maxlower
 from maxlower.runtime import bit_equal, onnxruntime_session, reference_evaluator
@@ -51,9 +51,7 @@ def _run_both(source: onnx.ModelProto, converted: onnx.ModelProto, feeds: dict):
 @settings(
     max_examples=EXAMPLES,
     derandomize=not RANDOM,
-    deadline=None,
     database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(axes_family_cases())
 def test_axes_family_conversion_is_exact_or_refused(case):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import types
 
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 from tests.fixtures.catalog import outputs_of
@@ -21,8 +21,6 @@ EXAMPLES = int(os.environ.get("MAXLOWER_FUZZ_DELEGATION_EXAMPLES", "40"))
 @settings(
     max_examples=EXAMPLES,
     derandomize=True,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(model=shapeless_models(), target=st.sampled_from(TARGETS))
 def test_maxlower_never_loses_to_the_converter_on_values_of_unknown_rank(model, target):

@@ -15,7 +15,7 @@ import tempfile
 import onnx
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, event, given, note, settings
+from hypothesis import event, given, note, settings
 from hypothesis import strategies as st
 
 from maxlower.cli import cli
@@ -50,9 +50,7 @@ def damaged_files(draw) -> bytes:
 
 @settings(
     max_examples=EXAMPLES,
-    deadline=None,
     database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(
     content=damaged_files(),

@@ -11,7 +11,7 @@ import tempfile
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 
 import maxlower
 from maxlower.cli import cli
@@ -20,9 +20,7 @@ from tests.test_bad_inputs import good_model, save
 
 BUDGET = settings(
     max_examples=int(os.environ.get("MAXLOWER_FUZZ_OPTIONS_EXAMPLES", "150")),
-    deadline=None,
     derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 
 

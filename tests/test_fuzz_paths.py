@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import given, note, settings
 
 from tests.strategies_paths import Layout, bad_paths
 
@@ -42,9 +42,7 @@ def _devices() -> dict[str, tuple[int, int]]:
 
 @settings(
     max_examples=EXAMPLES,
-    deadline=None,
     derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow],
 )
 @given(case=bad_paths())
 def test_bad_path_arguments_are_refused(case: tuple[str, str, str]):

@@ -37,7 +37,7 @@ import onnx
 import onnx.reference
 import onnx_ir as ir
 import pytest
-from hypothesis import HealthCheck, event, given, note, settings
+from hypothesis import event, given, note, settings
 from hypothesis.control import current_build_context
 
 import maxlower
@@ -57,15 +57,8 @@ EXAMPLES = int(os.environ.get("MAXLOWER_FUZZ_PIPELINE_EXAMPLES", "1000"))
 SECONDS = float(os.environ.get("MAXLOWER_FUZZ_SECONDS", "0"))
 BATCH = 200  # cases per hypothesis search in a timed run
 
-SETTINGS = dict(
-    deadline=None,
-    database=None,  # a failure is saved as ONNX text instead (see failure_file)
-    suppress_health_check=[
-        HealthCheck.too_slow,
-        HealthCheck.data_too_large,
-        HealthCheck.filter_too_much,
-    ],
-)
+# (deadline and health checks: the suite's hypothesis profile, tests/conftest.py)
+SETTINGS = dict(database=None)  # a failure is saved as ONNX text instead (see failure_file)
 
 
 # --- the property -------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import os
 import numpy as np
 import onnx
 import pytest
-from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
@@ -141,8 +141,6 @@ def family_models(draw):
 
 @settings(
     max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(family_models())
 def test_random_conversion_is_exact_or_refused(case):
