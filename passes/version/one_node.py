@@ -58,6 +58,7 @@ def delegate_to_version_converter(
         try:
             converted = onnx.version_converter.convert_version(small, stop)
             onnx.checker.check_model(converted, full_check=True)
+            _require_same_interface(small, converted)
             model = ir.serde.deserialize_model(converted)
             if stop != target:
                 convert(model, stop)
@@ -68,6 +69,41 @@ def delegate_to_version_converter(
         splice(node, model, in_function, namer)
         return None
     return failure
+
+
+def _require_same_interface(small: onnx.ModelProto, converted: onnx.ModelProto) -> None:
+    """Raise ValueError when the converter changed what the node takes or gives, not only
+    the node: Scan 8 → 9, for one, drops the batch axis from the graph's inputs and outputs,
+    which the rest of the model still has (a splice would leave it inconsistent)."""
+    for kind, before, after in (
+        ("input", small.graph.input, converted.graph.input),
+        ("output", small.graph.output, converted.graph.output),
+    ):
+        for old, new in zip(before, after, strict=True):
+            old_shape, new_shape = _shape_of(old), _shape_of(new)
+            if old_shape is None or new_shape is None or _dims_agree(old_shape, new_shape):
+                continue
+            raise ValueError(
+                f"it changes the node's {kind} shape from {old_shape} to {new_shape}, "
+                "not only the node"
+            )
+
+
+def _shape_of(info: onnx.ValueInfoProto) -> list[int | str | None] | None:
+    tensor = info.type.tensor_type
+    if not info.type.HasField("tensor_type") or not tensor.HasField("shape"):
+        return None
+    return [
+        d.dim_value if d.HasField("dim_value") else d.dim_param or None for d in tensor.shape.dim
+    ]
+
+
+def _dims_agree(old: list, new: list) -> bool:
+    """Same rank, and no dim known on both sides with two different sizes."""
+    return len(old) == len(new) and all(
+        a is None or b is None or a == b or isinstance(a, str) or isinstance(b, str)
+        for a, b in zip(old, new, strict=True)
+    )
 
 
 def splice(node: ir.Node, converted: ir.Model, in_function: bool, namer: Namer) -> None:

@@ -1,0 +1,89 @@
+"""A node that onnx.version_converter converts by changing what it takes or gives, not only
+the node, is refused (exit 3), not spliced into a model whose other nodes still expect the
+old shapes (that ended in the final check, as an internal error, exit 4).
+
+The case that showed the class: ONNX's backend case test_scan_sum, Scan 8 → 9 and later. The
+converter drops Scan-8's batch axis from the graph's inputs and outputs ([1, 2] → [2]).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import onnx
+import pytest
+from click.testing import CliRunner
+from onnx import TensorProto, helper
+
+import maxlower
+from maxlower.cli import cli
+from passes.errors import ConversionError
+from tests.test_refusal_messages import LIBRARY_NOISE
+
+
+def scan_8_sum(batch: int = 1) -> onnx.ModelProto:
+    """test_scan_sum's model, built here (so the test does not depend on the backend data)."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Add", ["sum_in", "next"], ["sum_out"]),
+            helper.make_node("Identity", ["sum_out"], ["scan_out"]),
+        ],
+        "scan_body",
+        [
+            helper.make_tensor_value_info("sum_in", TensorProto.FLOAT, [2]),
+            helper.make_tensor_value_info("next", TensorProto.FLOAT, [2]),
+        ],
+        [
+            helper.make_tensor_value_info("sum_out", TensorProto.FLOAT, [2]),
+            helper.make_tensor_value_info("scan_out", TensorProto.FLOAT, [2]),
+        ],
+    )
+    node = helper.make_node(
+        "Scan", ["", "initial", "x"], ["y", "z"], num_scan_inputs=1, body=body, name="scan"
+    )
+    graph = helper.make_graph(
+        [node],
+        "scan_sum",
+        [
+            helper.make_tensor_value_info("initial", TensorProto.FLOAT, [batch, 2]),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 3, 2]),
+        ],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, 2]),
+            helper.make_tensor_value_info("z", TensorProto.FLOAT, [batch, 3, 2]),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 8)])
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def test_the_converter_really_changes_the_graph_inputs():
+    """What makes the refusal necessary: the converter's result has other graph inputs."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        converted = onnx.version_converter.convert_version(scan_8_sum(), 9)
+    dims = [d.dim_value for d in converted.graph.input[0].type.tensor_type.shape.dim]
+    assert dims == [2]
+
+
+@pytest.mark.parametrize("target", [9, 11, 21])
+def test_scan_8_is_refused_the_same_by_both_doors(tmp_path, target):
+    with pytest.raises(ConversionError) as raised:
+        maxlower.convert(scan_8_sum(), target)
+    message = str(raised.value)
+    assert "node 'scan' (Scan)" in message
+    assert "changes the node's input shape from [1, 2] to [2]" in message
+    path = tmp_path / "scan.onnx"
+    onnx.save(scan_8_sum(), path)
+    result = CliRunner().invoke(cli, ["convert", str(path), "--opset", str(target)])
+    assert result.exit_code == 3, result.output
+    assert result.stderr == f"maxlower: error: {message}\n"
+    assert not LIBRARY_NOISE.search(result.stderr)
+    assert list(tmp_path.iterdir()) == [path], "nothing written on a refusal"
+
+
+def test_scan_8_still_converts_within_opset_8():
+    """The check refuses only a changed interface: opset 8 to 8 is the model itself."""
+    converted = maxlower.convert(scan_8_sum(), 8)
+    assert converted.graph.input[0].type == scan_8_sum().graph.input[0].type
