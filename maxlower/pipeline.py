@@ -56,6 +56,7 @@ from passes.graph_utils import containers
 from passes.legalize import LegalizePass, Lowering
 from passes.version.convert import Rewrite
 from passes.version.other_ops import DELEGATED, EXPANDED, RELABELLED, OtherOpConversion
+from passes.version.registry import schema_versions
 from passes.version.to_opset import ConvertToOpsetPass
 
 # one entry of a Report: a family rewrite, another op's conversion, or a lowering
@@ -230,7 +231,7 @@ def run(
         # its types (registry.kept_as_is), and only the opset import and IR version
         # changed; so the input's full check and inferred types stand for the result.
         unchanged = sparse.changed_nodes == 0
-        with _branch_shapes_refused(job.opset):
+        with _inference_conflicts_refused(source, job.opset):
             checked = check_proto_result(
                 sparse.proto, base_dir, progress, checked_already=unchanged
             )
@@ -247,7 +248,7 @@ def run(
     if job.profile is not None:
         with progress.stage(f"lowering for profile {job.profile.name!r}"):
             report.lowerings = LegalizePass(job.profile)(model).lowerings
-    with _branch_shapes_refused(job.opset):
+    with _inference_conflicts_refused(source, job.opset):
         checked = check_result(model, progress, declared)
     training_info.put_back(checked, training, base_dir)
     return Outcome(checked, report)
@@ -256,27 +257,62 @@ def run(
 # onnx's inference of If before opset 11 merges the two branches' output shapes and fails
 # where two dims differ: `(op_type:If, node name: n): ... Can't merge shape info`.
 _IF_MERGE = re.compile(r"\(op_type:If(?:, node name: ([^)]*))?\):[^(]*Can't merge shape info")
+# Any node whose output shape, inferred at the target, conflicts with the model's:
+# `(op_type:AveragePool, node name: n): [ShapeInferenceError] Inferred shape and existing
+# shape differ in dimension 2: (2) vs (1)`.
+_SHAPE_CONFLICT = re.compile(
+    r"\(op_type:(\w+)(?:, node name: ([^)]*))?\): \[ShapeInferenceError\] "
+    r"Inferred shape and existing shape differ"
+)
 
 
 @contextlib.contextmanager
-def _branch_shapes_refused(target: int | None) -> Iterator[None]:
-    """An If below opset 11 whose branches give shapes that only conversion showed to
-    differ (a run-time ReduceMax in one branch becomes a form of static shape, say) is
-    refused like any node without an exact form: relabel.control_flow_problem checks the
-    shapes the source declares, and only inference of the whole converted model sees these."""
+def _inference_conflicts_refused(source: int | None, target: int | None) -> Iterator[None]:
+    """A converted node whose output shape, as ONNX infers it at the target, is not the one
+    the model has, is refused like any node without an exact form (exit 3), not reported as
+    an internal error: the op computes another shape there, so its meaning differs.
+
+    - An If below opset 11 whose branches give shapes that only conversion showed to differ
+      (a run-time ReduceMax in one branch becomes a form of static shape, say):
+      relabel.control_flow_problem checks the shapes the source declares, and only
+      inference of the whole converted model sees these.
+    - An op whose shape formula changed between versions: AveragePool-22 with `ceil_mode`
+      drops a last window that starts in the padding, which versions 10..19 count."""
     try:
         yield
     except onnx.shape_inference.InferenceError as error:
-        found = _IF_MERGE.search(str(error))
-        if target is None or target >= 11 or found is None:
+        if target is None or source is None:
             raise
-        raise ConversionError(
-            found.group(1) or "<unnamed If>",
-            "If",
-            f"If before opset 11 needs both branches to give outputs of one shape, and "
-            f"converted to opset {target} they do not ({concise(error)})",
-            "target opset 11 or later (If-11 allows branches of different shapes)",
-        ) from None
+        if_merge, conflict = _IF_MERGE.search(str(error)), _SHAPE_CONFLICT.search(str(error))
+        if if_merge is not None and target < 11:
+            raise ConversionError(
+                if_merge.group(1) or "<unnamed If>",
+                "If",
+                f"If before opset 11 needs both branches to give outputs of one shape, and "
+                f"converted to opset {target} they do not ({concise(error)})",
+                "target opset 11 or later (If-11 allows branches of different shapes)",
+            ) from None
+        if conflict is not None:
+            op_type = conflict.group(1)
+            raise ConversionError(
+                conflict.group(2) or f"<unnamed {op_type}>",
+                op_type,
+                f"at opset {target} ONNX gives its output another shape than at opset "
+                f"{source} ({concise(error)}), so the op means something else there",
+                _same_schema_remedy(op_type, source),
+            ) from None
+        raise
+
+
+def _same_schema_remedy(op_type: str, source: int) -> str:
+    """'a target opset in a..b': the opsets at which `op_type` has its schema at `source`."""
+    versions = schema_versions(op_type)
+    at_source = max((v for v in versions if v <= source), default=None)
+    if at_source is None:
+        return f"keeping opset {source}"
+    later = [v for v in versions if v > at_source]
+    last = later[0] - 1 if later else onnx.defs.onnx_opset_version()
+    return f"a target opset in {at_source}..{last} ({op_type}-{at_source} there)"
 
 
 def _report_of(job: Job, source: int | None) -> Report:

@@ -1,9 +1,14 @@
-"""A node that onnx.version_converter converts by changing what it takes or gives, not only
-the node, is refused (exit 3), not spliced into a model whose other nodes still expect the
-old shapes (that ended in the final check, as an internal error, exit 4).
+"""A conversion that changes the shapes a node takes or gives is refused (exit 3), the same by
+both doors, instead of written into a model whose other nodes expect the old shapes (each of
+these ended in the final check, as an internal error, exit 4). Found by converting every ONNX
+backend case to opsets 7..latest:
 
-The case that showed the class: ONNX's backend case test_scan_sum, Scan 8 → 9 and later. The
-converter drops Scan-8's batch axis from the graph's inputs and outputs ([1, 2] → [2]).
+- onnx.version_converter converts the node by changing its signature, not only the node:
+  test_scan_sum, Scan 8 → 9 and later, drops the batch axis from the graph's inputs and
+  outputs ([1, 2] → [2]);
+- the op's shape formula differs at the target: test_averagepool_2d_ceil_last_window_starts_
+  on_pad, AveragePool-22 with ceil_mode, whose last window starts in the padding; versions
+  before 22 count that window (output 2×2, not 1×1).
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ import maxlower
 from maxlower.cli import cli
 from passes.errors import ConversionError
 from tests.test_refusal_messages import LIBRARY_NOISE
+
+LATEST = onnx.defs.onnx_opset_version()
 
 
 def scan_8_sum(batch: int = 1) -> onnx.ModelProto:
@@ -81,6 +88,51 @@ def test_scan_8_is_refused_the_same_by_both_doors(tmp_path, target):
     assert result.stderr == f"maxlower: error: {message}\n"
     assert not LIBRARY_NOISE.search(result.stderr)
     assert list(tmp_path.iterdir()) == [path], "nothing written on a refusal"
+
+
+def average_pool_22_ceil() -> onnx.ModelProto:
+    node = helper.make_node(
+        "AveragePool",
+        ["x"],
+        ["y"],
+        name="pool",
+        ceil_mode=1,
+        count_include_pad=1,
+        kernel_shape=[3, 3],
+        pads=[1, 1, 1, 1],
+        strides=[3, 3],
+    )
+    graph = helper.make_graph(
+        [node],
+        "pool",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 2, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 1, 1])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+@pytest.mark.parametrize("target", [11, 19, 21])
+def test_a_shape_formula_that_differs_at_the_target_is_refused_by_both_doors(tmp_path, target):
+    with pytest.raises(ConversionError) as raised:
+        maxlower.convert(average_pool_22_ceil(), target)
+    message = str(raised.value)
+    assert message.startswith("node 'pool' (AveragePool): at opset ")
+    assert "differ in dimension 2: (2) vs (1)" in message
+    assert message.endswith(f"a target opset in 22..{LATEST} (AveragePool-22 there)")
+    path = tmp_path / "pool.onnx"
+    onnx.save(average_pool_22_ceil(), path)
+    result = CliRunner().invoke(cli, ["convert", str(path), "--opset", str(target)])
+    assert result.exit_code == 3, result.output
+    assert result.stderr == f"maxlower: error: {message}\n"
+    assert list(tmp_path.iterdir()) == [path], "nothing written on a refusal"
+
+
+def test_the_remedy_works():
+    """The remedy's range converts (its last opset, the latest: 22 → latest)."""
+    converted = maxlower.convert(average_pool_22_ceil(), LATEST)
+    assert converted.graph.output[0].type == average_pool_22_ceil().graph.output[0].type
 
 
 def test_scan_8_still_converts_within_opset_8():
