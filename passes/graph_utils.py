@@ -137,6 +137,38 @@ def replace_node(node: ir.Node, replacement: ir.Value) -> None:
     remove_if_orphaned(graph, *[v for v in node.inputs if v is not None])
 
 
+def captured_values(node: ir.Node) -> list[ir.Value]:
+    """The values the node's subgraphs use but do not define: outer-scope values (an If's
+    branch reading the main graph's `x`), in order of first use."""
+    inner: set[int] = set()
+    captured: dict[int, ir.Value] = {}
+
+    def walk(graph: ir.Graph) -> None:
+        inner.update(id(v) for v in graph.inputs)
+        inner.update(id(v) for v in graph.initializers.values())
+        for sub_node in graph:
+            for value in sub_node.inputs:
+                if value is not None and id(value) not in inner:
+                    captured.setdefault(id(value), value)
+            for attr in sub_node.attributes.values():
+                for sub in _attr_graphs(attr):
+                    walk(sub)
+            inner.update(id(v) for v in sub_node.outputs)
+
+    for attr in node.attributes.values():
+        for graph in _attr_graphs(attr):
+            walk(graph)
+    return list(captured.values())
+
+
+def _attr_graphs(attr: ir.Attr) -> list[ir.Graph]:
+    if attr.type == ir.AttributeType.GRAPH:
+        return [attr.as_graph()]
+    if attr.type == ir.AttributeType.GRAPHS:
+        return list(attr.as_graphs())
+    return []
+
+
 def is_used(value: ir.Value) -> bool:
     """Whether a node reads `value`, in O(1). onnx_ir's `uses()` copies every use into a
     tuple, so asking it once per rewritten node costs O(n²) when n nodes share an input

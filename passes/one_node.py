@@ -34,7 +34,7 @@ import onnx.shape_inference
 import onnx_ir as ir
 
 from passes.builder import min_ir_version
-from passes.graph_utils import const_tensor
+from passes.graph_utils import captured_values, const_tensor
 
 MIRROR = "__mirror"
 OUTPUT = "__output"
@@ -86,6 +86,12 @@ class OneNodeModel:
             )
             copies[id(value)] = mirror
             (initializers if tensor is not None else inputs).append(mirror)
+        # What its subgraphs read from outside (an If branch's `x`) is a graph input too,
+        # under its own name, since the subgraphs name it (`captured`: the outer values).
+        self.captured = captured_values(node)
+        for value in self.captured:
+            shape = value.shape.copy() if value.shape is not None else None
+            inputs.append(ir.Value(name=value.name, type=value.type, shape=shape))
         self.node = ir.Node(
             node.domain,
             node.op_type,
@@ -127,8 +133,10 @@ class OneNodeModel:
         the module docstring), so that the model passes onnx.checker."""
         for mirror in self.graph.inputs:
             if mirror.type is None:
-                value = self.mirrors[int(mirror.name.removeprefix(MIRROR))]
-                raise ValueError(f"input {value.name!r} has no type")
+                name = mirror.name or ""
+                if name.startswith(MIRROR):
+                    name = self.mirrors[int(name.removeprefix(MIRROR))].name or ""
+                raise ValueError(f"input {name!r} has no type")
         model = ir.serde.serialize_model(self.model)
         if hold_unknown_ranks:
             _hold(model, inputs=True)

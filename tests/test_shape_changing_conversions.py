@@ -139,3 +139,49 @@ def test_scan_8_still_converts_within_opset_8():
     """The check refuses only a changed interface: opset 8 to 8 is the model itself."""
     converted = maxlower.convert(scan_8_sum(), 8)
     assert converted.graph.input[0].type == scan_8_sum().graph.input[0].type
+
+
+def if_13_of_a_sequence() -> onnx.ModelProto:
+    """An If whose branches give a sequence: If-13 takes it, If-11 only tensors."""
+
+    def branch(name: str) -> onnx.GraphProto:
+        return helper.make_graph(
+            [helper.make_node("SequenceConstruct", ["x"], [f"{name}_seq"])],
+            name,
+            [],
+            [helper.make_tensor_sequence_value_info(f"{name}_seq", TensorProto.FLOAT, [2])],
+        )
+
+    node = helper.make_node(
+        "If", ["cond"], ["s"], then_branch=branch("then"), else_branch=branch("else"), name="pick"
+    )
+    graph = helper.make_graph(
+        [node, helper.make_node("SequenceAt", ["s", "zero"], ["y"])],
+        "if_seq",
+        [
+            helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+        [helper.make_tensor("zero", TensorProto.INT64, [], [0])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def test_control_flow_on_a_sequence_below_its_version_is_refused_by_both_doors(tmp_path):
+    """If-11 accepts tensors only: the sequence output is named, and opsets from 13."""
+    with pytest.raises(ConversionError) as raised:
+        maxlower.convert(if_13_of_a_sequence(), 11)
+    message = str(raised.value)
+    assert message.startswith(
+        "node 'pick' (If): If-11 does not accept seq(tensor(float)) outputs"
+    ), message
+    assert message.endswith(f"a target opset in 13..{LATEST}")
+    path = tmp_path / "if_seq.onnx"
+    onnx.save(if_13_of_a_sequence(), path)
+    result = CliRunner().invoke(cli, ["convert", str(path), "--opset", "11"])
+    assert result.exit_code == 3, result.output
+    assert result.stderr == f"maxlower: error: {message}\n"
+    assert maxlower.convert(if_13_of_a_sequence(), 13).graph.node[0].op_type == "If"

@@ -19,7 +19,7 @@ import onnx.version_converter
 import onnx_ir as ir
 
 from passes.errors import ConversionError, error_text
-from passes.graph_utils import is_used, node_label, remove_if_orphaned
+from passes.graph_utils import captured_values, is_used, node_label, remove_if_orphaned
 from passes.names import Namer
 from passes.one_node import MIRROR, OneNodeModel, mirrors_of, present_outputs, release_holds
 from passes.version.registry import schema_versions
@@ -112,6 +112,7 @@ def splice(node: ir.Node, converted: ir.Model, in_function: bool, namer: Namer) 
     values it brings are named by `namer`, which knows the model's names."""
     _check_output_types(node, converted)
     outer = {f"{MIRROR}{k}": v for k, v in enumerate(mirrors_of(node))}
+    outer.update({v.name: v for v in captured_values(node) if v.name})  # (OneNodeModel)
     graph = node.graph
     prefix = node.name or node.op_type.lower()
     new_nodes = list(converted.graph)

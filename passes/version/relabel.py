@@ -122,13 +122,17 @@ def control_flow_problem(node: ir.Node, target: int) -> str | None:
     and one converted up and back must be too)."""
     schema = onnx.defs.get_schema(node.op_type, target, "")
     allowed = {c.type_param_str: set(c.allowed_type_strs) for c in schema.type_constraints}
-    for i, value in enumerate(node.outputs):
-        formal = schema.outputs[min(i, len(schema.outputs) - 1)]
-        if not isinstance(value.type, ir.TensorType) or formal.type_str not in allowed:
-            continue
-        type_str = f"tensor({value.type.dtype.name.lower()})"
-        if type_str not in allowed[formal.type_str]:
-            return f"{node.op_type}-{schema.since_version} does not accept {type_str} outputs"
+    for kind, values, formals in (
+        ("inputs", node.inputs, schema.inputs),
+        ("outputs", node.outputs, schema.outputs),
+    ):
+        for i, value in enumerate(values):
+            formal = formals[min(i, len(formals) - 1)]
+            type_str = _type_str(value.type) if value is not None else None
+            if type_str is None or formal.type_str not in allowed:
+                continue
+            if type_str not in allowed[formal.type_str]:
+                return f"{node.op_type}-{schema.since_version} does not accept {type_str} {kind}"
     if node.op_type == "If" and schema.since_version < 11:
         then_graph = node.attributes["then_branch"].as_graph()
         else_graph = node.attributes["else_branch"].as_graph()
@@ -138,6 +142,18 @@ def control_flow_problem(node: ir.Node, target: int) -> str | None:
                     f"If before opset 11 needs both branches to give one shape, and "
                     f"{a.name!r} / {b.name!r} are {a.shape} / {b.shape}"
                 )
+    return None
+
+
+def _type_str(type_: ir.TypeProtocol | None) -> str | None:
+    """The type as onnx.defs writes it in type constraints: tensor(float),
+    seq(tensor(int64)), optional(seq(tensor(float))); None when unknown."""
+    if isinstance(type_, ir.TensorType):
+        return f"tensor({type_.dtype.name.lower()})"
+    if isinstance(type_, (ir.SequenceType, ir.OptionalType)):
+        inner = _type_str(type_.elem_type)
+        kind = "seq" if isinstance(type_, ir.SequenceType) else "optional"
+        return f"{kind}({inner})" if inner is not None else None
     return None
 
 
