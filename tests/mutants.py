@@ -22,6 +22,7 @@ import onnx_ir as ir
 from maxlower.io import check_result
 from maxlower.pipeline import whole_graph
 from passes.builder import Builder
+from passes.extremum import MAX
 from passes.graph_utils import constant_ints, replace_node
 from passes.version import arg_max, common, reduce_axes
 from passes.version.registry import ADAPTERS
@@ -201,7 +202,7 @@ def _empty_set_filled_with_zero(node: ir.Node, b: Builder) -> str:
 
 def _int8_empty_set_pinned_at_zero(node: ir.Node, b: Builder) -> str:
     common.compute_in_wider_type(
-        node, b, DT.FLOAT, family_version=11, finish=lambda y: b.clip_min(y, 0.0)
+        node, b, DT.FLOAT, family_version=11, finish=lambda y: b.clip_pick(y, np.array(0.0), MAX)
     )  # uint8's minimum
     return "int8 ReduceMax computed in FLOAT, empty set pinned"
 
