@@ -512,11 +512,15 @@ def _pools(dtype: np.dtype, value_range, rng: np.random.Generator) -> _Pools:
         low, high = (info.min, info.max) if value_range is None else _int_range(value_range, info)
         base = [-2, -1, 0, 1, 2] if low < 0 else [0, 1, 2, 3]
         specials = [info.min, info.max, 0, -1, 1, info.min + 1, info.max - 1]
+        # The edges of exact casts first (small inputs hold only the first few), and the
+        # neighbours of one power side by side: with the placement below, input i + 1 meets
+        # input i's value at the same position, so 2^53 + 1 meets 2^53, which float64
+        # cannot tell apart, and a tie-break between them (Max's, Min's) is exercised.
         pow2 = [
             sign * (2**k + d)
-            for k in (7, 8, 15, 16, 24, 31, 32, 53, 63)
-            for d in (-1, 0, 1)
+            for k in (53, 24, 63, 31, 32, 16, 15, 8, 7)
             for sign in (1, -1)
+            for d in (-1, 0, 1)
         ]
         return _Pools(
             ties=_pick_ties(dtype, base, low, high, rng, integer=True),
