@@ -9,10 +9,13 @@ import numpy as np
 import onnx
 import onnx_ir as ir
 import pytest
+from click.testing import CliRunner
 
 import maxlower
+from maxlower.cli import cli
 from maxlower.verify.inputs import axes_inputs, axes_variants, generate_trials, input_specs
-from passes.extremum import FAMILIES
+from passes.extremum import FAMILIES, MIN
+from tests.conformance import family_cases
 
 
 def parse(text: str, opset: int = 18) -> onnx.ModelProto:
@@ -100,3 +103,29 @@ def test_converted_arg_min_with_select_last_index_verifies():
     assert maxlower.verify(reference, converted).ok
     nan_free = maxlower.verify(reference, converted, strict=True, ranges={"x": (-2, 2)})
     assert nan_free.ok, nan_free.summary()
+
+
+MIN_CASES = {case.name: case for case in family_cases(MIN)}
+LATEST = onnx.defs.onnx_opset_version()
+PER_CASE = 2  # opsets per Min case, rotating: together the 40 cases cover every opset 7..
+
+
+@pytest.mark.parametrize("name", sorted(MIN_CASES))
+def test_convert_verify_passes_min_conversions(name: str, tmp_path):
+    """No false alarms on the Min family: `convert --verify` of each Min conformance case to
+    a rotating sample of opsets (tests/test_verify_conformance.py runs every opset of the
+    Max cases) passes, exit 0, file written."""
+    source = tmp_path / "case.onnx"
+    onnx.save(MIN_CASES[name].model, source)
+    opsets = list(range(7, LATEST + 1))
+    start = sorted(MIN_CASES).index(name) * PER_CASE
+    for k in range(PER_CASE):
+        opset = opsets[(start + k) % len(opsets)]
+        output = tmp_path / f"case.{opset}.onnx"
+        result = CliRunner().invoke(
+            cli,
+            ["convert", str(source), "--opset", str(opset), "-o", str(output), "--verify"],
+            catch_exceptions=False,
+        )
+        assert result.exit_code == 0, f"{name}@{opset}:\n{result.output}"
+        assert "verification: EQUIVALENT" in result.output and output.exists()
