@@ -186,19 +186,24 @@ def _negative_axes_with_wrong_rank(node: ir.Node, b: Builder) -> str | None:
     return "negative axes normalised"
 
 
-def _empty_set_filled_with_zero(node: ir.Node, b: Builder) -> str:
+def _empty_set_filled_with(fill: Callable[[DT], np.ndarray]) -> Adapter:
     """Guards empty inputs (onnxruntime fails on some empty reductions) and fills them
-    with 0 rather than -inf."""
-    x = node.inputs[0]
-    attributes = {
-        "axes": constant_ints(node.inputs[1]),
-        "keepdims": node.attributes.get_int("keepdims", 1),
-    }
-    reduced = b.op("ReduceMax", [x], attributes, family_version=13, dtype=x.dtype)
-    size = b.op("Size", [x], dtype=DT.INT64)
-    empty = b.binary("Equal", size, b.const(np.array(0, dtype=np.int64)), dtype=DT.BOOL)
-    replace_node(node, b.op("Where", [empty, b.scalar_like(0, x.dtype), reduced], dtype=x.dtype))
-    return "constant axes moved to the attribute; empty input guarded"
+    with `fill(dtype)`: a wrong value where it is not the op's identity."""
+
+    def adapter(node: ir.Node, b: Builder) -> str:
+        x = node.inputs[0]
+        attributes = {
+            "axes": constant_ints(node.inputs[1]),
+            "keepdims": node.attributes.get_int("keepdims", 1),
+        }
+        reduced = b.op(node.op_type, [x], attributes, family_version=13, dtype=x.dtype)
+        size = b.op("Size", [x], dtype=DT.INT64)
+        empty = b.binary("Equal", size, b.const(np.array(0, dtype=np.int64)), dtype=DT.BOOL)
+        filler = b.const(fill(x.dtype))
+        replace_node(node, b.op("Where", [empty, filler, reduced], dtype=x.dtype))
+        return "constant axes moved to the attribute; empty input guarded"
+
+    return adapter
 
 
 def _int8_empty_set_pinned_at_zero(node: ir.Node, b: Builder) -> str:
@@ -239,22 +244,6 @@ def _reversal_through_argmax(node: ir.Node, b: Builder) -> str | None:
         if inner.op_type == MIN.arg:
             inner.op_type = MAX.arg
     return what
-
-
-def _empty_reduce_min_gets_the_max_identity(node: ir.Node, b: Builder) -> str:
-    """Guards empty inputs (onnxruntime fails on some empty reductions) and fills them with
-    the type's minimum, as for ReduceMax, instead of its maximum."""
-    x = node.inputs[0]
-    attributes = {
-        "axes": constant_ints(node.inputs[1]),
-        "keepdims": node.attributes.get_int("keepdims", 1),
-    }
-    reduced = b.op(node.op_type, [x], attributes, family_version=13, dtype=x.dtype)
-    size = b.op("Size", [x], dtype=DT.INT64)
-    empty = b.binary("Equal", size, b.const(np.array(0, dtype=np.int64)), dtype=DT.BOOL)
-    fill = b.const(MAX.identity(x.dtype))
-    replace_node(node, b.op("Where", [empty, fill, reduced], dtype=x.dtype))
-    return "constant axes moved to the attribute; empty input guarded"
 
 
 F32, I64 = np.float32, np.int64
@@ -393,7 +382,7 @@ MUTANTS = (
         ),
         13,
         ("ReduceMax", 18, 13),
-        _empty_set_filled_with_zero,
+        _empty_set_filled_with(lambda dtype: np.array(0, dtype.numpy())),  # not -inf
         {"x": np.zeros((2, 0), F32)},
     ),
     Mutant(
@@ -473,7 +462,7 @@ MUTANTS = (
         ),
         13,
         ("ReduceMin", 18, 13),
-        _empty_reduce_min_gets_the_max_identity,
+        _empty_set_filled_with(MAX.identity),  # the type's minimum, ReduceMax's identity
         {"x": np.zeros((2, 0), F32)},
     ),
 )
