@@ -152,7 +152,7 @@ class Builder:
         shape: ir.Shape | None = None,
         family_version: int | None = None,
     ) -> ir.Value:
-        """Emit one single-output node; `family_version` marks a Max-family node."""
+        """Emit one single-output node; `family_version` marks a Max- or Min-family node."""
         if family_version is None:
             self.require(op_type)
         node = ir.node(
