@@ -1,7 +1,9 @@
 #!/usr/bin/env python
-"""The ONNX backend conformance matrix of the Max family, through three converters.
+"""The ONNX backend conformance matrix of the Max family (or, with `--family min`, of the Min
+family), through three converters.
 
-Every Max / ReduceMax / ArgMax case of `onnx.backend.test` (41 on onnx 1.23) is converted to
+Every Max / ReduceMax / ArgMax case of `onnx.backend.test` (41 on onnx 1.23; 40 Min / ReduceMin
+/ ArgMin cases with `--family min`) is converted to
 every target opset (7 to the newest onnx knows, by default) by
 
     maxlower                 maxlower.convert(model, opset)
@@ -25,7 +27,8 @@ Usage (from the repository root):
     python benchmarks/conformance_matrix.py --quick --results /tmp/r.md --json /tmp/r.json
 
 The script rewrites only its own section of benchmarks/RESULTS.md, between the markers
-`<!-- conformance-matrix:start -->` and `<!-- conformance-matrix:end -->`.
+`<!-- conformance-matrix:start -->` and `<!-- conformance-matrix:end -->` (the Min family's:
+`<!-- conformance-matrix-min:start -->` and `<!-- conformance-matrix-min:end -->`).
 
 Converters run in a process pool (`--jobs`), each pair under an alarm (`--timeout`). No
 converter crashed the interpreter when this was written (onnx 1.23.2, onnxscript 0.7.2), but
@@ -70,10 +73,24 @@ if str(REPO_ROOT) not in sys.path:
 import maxlower  # noqa: E402
 from benchmarks.report import machine, versions, write_section  # noqa: E402
 from maxlower.runtime import bit_equal, run_model  # noqa: E402
-from tests.conformance import family_cases  # noqa: E402
+from passes.extremum import MAX, MIN  # noqa: E402
+from tests.conformance import both_families_cases, family_cases  # noqa: E402
 
 START_MARKER = "<!-- conformance-matrix:start -->"
 END_MARKER = "<!-- conformance-matrix:end -->"
+FAMILIES = {"max": MAX, "min": MIN}
+
+
+def markers(family: str) -> tuple[str, str]:
+    """The RESULTS.md markers of one family's section (Max's keep their first spelling)."""
+    if family == "max":
+        return START_MARKER, END_MARKER
+    return (
+        f"<!-- conformance-matrix-{family}:start -->",
+        f"<!-- conformance-matrix-{family}:end -->",
+    )
+
+
 DEFAULT_RESULTS = REPO_ROOT / "benchmarks" / "RESULTS.md"
 
 CATEGORIES = ("ok", "refused", "invalid", "wrong", "no_kernel")
@@ -289,7 +306,7 @@ _CASES: dict[str, object] = {}
 
 def _cases_by_name() -> dict[str, object]:
     if not _CASES:
-        _CASES.update((case.name, case) for case in family_cases())
+        _CASES.update((case.name, case) for case in both_families_cases())
     return _CASES
 
 
@@ -472,9 +489,11 @@ def section(
 ) -> str:
     cases = sorted({result.case for result in results})
     full = count(results, converters)
+    family = meta.get("family", "max")
+    start, end = markers(family)
     lines = [
-        START_MARKER,
-        "## Conformance matrix: the Max family through three converters",
+        start,
+        f"## Conformance matrix: the {family.capitalize()} family through three converters",
         "",
         "Written by `benchmarks/conformance_matrix.py`; rerun it rather than editing this section.",
         "",
@@ -519,7 +538,7 @@ def section(
             "",
             table(count(results, converters, range(lo, hi + 1))),
         ]
-    if subset:
+    if subset and family == "max":  # the issue's figures are of the Max family
         issue_pairs = ISSUE_PAIRS_PER_CONVERTER
         here = len(cases) * len(subset)
         lines += [
@@ -557,7 +576,7 @@ def section(
                 "",
                 "</details>",
             ]
-    lines.append(END_MARKER)
+    lines.append(end)
     return "\n".join(lines) + "\n"
 
 
@@ -567,6 +586,12 @@ def section(
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--family",
+        choices=list(FAMILIES),
+        default="max",
+        help="the Max family's cases (default) or the Min family's, in its own section",
     )
     parser.add_argument("--min-opset", type=int, default=MIN_OPSET)
     parser.add_argument("--max-opset", type=int, default=LATEST_OPSET)
@@ -619,11 +644,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         o for o in range(args.min_opset, args.max_opset + 1) if not args.quick or o in QUICK_OPSETS
     ]
     converters = args.converter or list(CONVERTERS)
+    family = FAMILIES[args.family]
+    quick = {name.replace("max", family.name) for name in QUICK_CASES}  # the mirrored cases
     cases = [
-        name
-        for name in _cases_by_name()
-        if (not args.quick or name in QUICK_CASES)
-        and (not args.case or any(part in name for part in args.case))
+        case.name
+        for case in family_cases(family)
+        if (not args.quick or case.name in quick)
+        and (not args.case or any(part in case.name for part in args.case))
     ]
     if not opsets or not cases:
         print("nothing to run: no case or no opset selected", file=sys.stderr)
@@ -669,14 +696,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "jobs": args.jobs,
         "opsets": opsets,
         "cases": cases,
+        "family": args.family,
     }
     text = section(meta, results, baselines, converters, opsets)
-    print(text.split("\n### ", 1)[0].split(START_MARKER + "\n", 1)[1])
+    start, end = markers(args.family)
+    print(text.split("\n### ", 1)[0].split(start + "\n", 1)[1])
     for block in text.split("\n### ")[1:]:
         if block.startswith(("Opsets", "maxlower")):
-            print("### " + block.replace(END_MARKER, "").rstrip() + "\n")
+            print("### " + block.replace(end, "").rstrip() + "\n")
     if not args.no_results:
-        write_section(args.results, text, START_MARKER, END_MARKER)
+        write_section(args.results, text, start, end)
         print(f"wrote {args.results}", file=sys.stderr)
     if args.json:
         lo, hi = ISSUE_RANGE

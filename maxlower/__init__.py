@@ -1,4 +1,5 @@
-"""maxlower: exact opset conversion and lowering of ONNX Max, ReduceMax and ArgMax."""
+"""maxlower: exact opset conversion and lowering of ONNX Max, ReduceMax and ArgMax, and
+Min, ReduceMin and ArgMin."""
 
 import importlib
 import importlib.util

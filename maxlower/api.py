@@ -60,7 +60,7 @@ def convert_with_report(
     base_dir: str | os.PathLike[str] | None = None,
 ) -> tuple[ModelLike, Report]:
     """`convert`, plus the report of what it changed (what the command line prints):
-    `report.rewrites` (Max family), `report.conversions` (the other ops)."""
+    `report.rewrites` (both families), `report.conversions` (the other ops)."""
     from maxlower.pipeline import Job
 
     check_target_opset(opset)

@@ -174,9 +174,10 @@ class _OneLineErrors(click.Group):
 
 @click.group(
     cls=_OneLineErrors,
-    help=f"""Exact opset conversion of the ONNX Max family: Max, ReduceMax and ArgMax.
+    help=f"""Exact opset conversion of the ONNX Max and Min families: Max, ReduceMax, ArgMax
+and Min, ReduceMin, ArgMin.
 
-Every Max, ReduceMax and ArgMax node (in the main graph, subgraphs and model-local
+Every node of both families (in the main graph, subgraphs and model-local
 functions) is rewritten to a form that gives bit-identical results at the target
 opset, or the conversion stops with an error that names the node and says what would
 make it possible. Every other node is relabelled when its meaning is the same at the
@@ -205,7 +206,8 @@ def cli() -> None:
 @cli.command(
     help=f"""Convert the model IN to opset N, exactly, and write it to OUT.
 
-Loads IN, rewrites every Max / ReduceMax / ArgMax node that the target opset needs
+Loads IN, rewrites every Max / ReduceMax / ArgMax node (and every Min / ReduceMin /
+ArgMin node) that the target opset needs
 in another form (for example ReduceMax-18's `axes` input becomes ReduceMax-13's
 `axes` attribute), brings every other node to N (relabelled, adapted, or converted on
 its own by onnx.version_converter), sets the default-domain opset import to N, checks
@@ -314,7 +316,8 @@ def convert(
 @cli.command(
     help=f"""Lower the model IN for the backend profile P, exactly, and write it to OUT.
 
-A profile says what a backend accepts: which of Max, ReduceMax and ArgMax it has, for
+A profile says what a backend accepts: which of Max, ReduceMax, ArgMax (and their Min
+twins) it has, for
 which element types, and constraints such as constant axes, no select_last_index or a
 minimum rank (`maxlower profiles` lists the shipped ones; --profile also takes the
 path of your own .toml file, schema in README.md). Every node that P does not accept
@@ -507,12 +510,14 @@ def _output_path(
 
 
 @cli.command(
-    help=f"""List the Max-family nodes of IN and, with --opset, what conversion would do.
+    help=f"""List the Max- and Min-family nodes of IN and, with --opset, what conversion
+would do.
 
-For every Max, ReduceMax and ArgMax node (main graph, subgraphs of If/Loop/Scan, and
-model-local functions) this prints where it is, its op and schema version at the
-model's opset, its inputs with their element types and shapes (and constant values of
-int64 inputs such as ReduceMax's axes), and its attributes.
+For every Max, ReduceMax, ArgMax, Min, ReduceMin and ArgMin node (main graph,
+subgraphs of If/Loop/Scan, and model-local functions) this prints where it is, its op
+and schema version at the model's opset, its inputs with their element types and
+shapes (and constant values of int64 inputs such as ReduceMax's axes), and its
+attributes.
 
 With --opset N, it also converts a copy of the model to N (nothing is written) and
 says per node what would be rewritten, or why no exact form exists.
@@ -524,7 +529,7 @@ Examples:
 
 {EXIT_CODES_HELP}
 With --opset, exit code 3 means that conversion to N would fail.""",
-    short_help="List the Max-family nodes and what conversion would do.",
+    short_help="List the Max- and Min-family nodes and what conversion would do.",
 )
 @click.argument("input_path", metavar="IN", type=click.Path(path_type=pathlib.Path))
 @click.option(
@@ -549,7 +554,7 @@ def inspect(input_path: pathlib.Path, opset: int | None, debug: bool) -> None:
 
         source = model.opset_imports.get("")
         header = f"{input_path}: opset {_opset_text(source)}, ir_version {model.ir_version}, "
-        header += f"{len(nodes)} Max-family node{'s' if len(nodes) != 1 else ''}"
+        header += f"{len(nodes)} Max/Min-family node{'s' if len(nodes) != 1 else ''}"
         echo(header + (f"; planned conversion to opset {opset}" if plan else ""))
         where = None
         for node in nodes:
@@ -589,8 +594,9 @@ differences always fail.
 
 Trials cover every input type, sizes 1 and 0 for symbolic dims, ties, NaN,
 ±inf, ±0, the dtype's extremes and values around 2^24 and 2^53; inputs that
-feed ReduceMax's axes get every valid axes list. Differences that only come from
-NaN reaching ReduceMax/ArgMax (unspecified by ONNX) are reported, and fail only
+feed ReduceMax's (ReduceMin's) axes get every valid axes list. Differences that only
+come from NaN reaching ReduceMax/ArgMax/ReduceMin/ArgMin (unspecified by ONNX) are
+reported, and fail only
 with --strict. On a difference the report names, per output, the mismatching
 elements, the largest difference, the first mismatch with both values, its trial
 and seed, and the first diverging node.

@@ -1,5 +1,5 @@
-"""What `maxlower inspect` reports: the Max-family nodes of a model and, for a target opset,
-what conversion would do to each of them (computed on a copy; the model is not changed)."""
+"""What `maxlower inspect` reports: the Max- and Min-family nodes of a model and, for a target
+opset, what conversion would do to each of them (computed on a copy; the model is not changed)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from passes.version.convert import Rewrite
 
 @dataclasses.dataclass(frozen=True)
 class FamilyNode:
-    """One Max / ReduceMax / ArgMax node as found in the model."""
+    """One node of either family (Max, ReduceMax, ArgMax, Min, ...) as found in the model."""
 
     container: str  # "main graph" or "function dom::name": where conversion reports it
     where: str  # container, or "subgraph then_branch of node 'pick' in main graph"

@@ -1,4 +1,4 @@
-"""Pure graph transformations on onnx_ir for the Max family (no onnxruntime, no I/O).
+"""Pure graph transformations on onnx_ir for the Max and Min families (no onnxruntime, no I/O).
 
 Each pass is an `onnx_ir.passes` pass, so they compose with `onnx_ir.passes.PassManager`;
 each returns what it did in its PassResult (a documented subclass). ConvertToOpsetPass

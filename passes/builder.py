@@ -18,9 +18,11 @@ import onnx
 import onnx_ir as ir
 
 from passes.errors import ConversionError
+from passes.extremum import FAMILY_OF, Extremum
 from passes.names import Namer
 
-FAMILY = ("Max", "ReduceMax", "ArgMax")
+# Every op of both extremum families (passes.extremum): Max, ReduceMax, ArgMax, Min, ...
+FAMILY = tuple(FAMILY_OF)
 
 
 @functools.cache  # onnx.defs does not change while we run, and every node asks
@@ -150,7 +152,7 @@ class Builder:
         shape: ir.Shape | None = None,
         family_version: int | None = None,
     ) -> ir.Value:
-        """Emit one single-output node; `family_version` marks a Max-family node."""
+        """Emit one single-output node; `family_version` marks a Max- or Min-family node."""
         if family_version is None:
             self.require(op_type)
         node = ir.node(
@@ -340,13 +342,16 @@ class Builder:
                 )
         return x
 
-    def clip_min(self, x: ir.Value, minimum: float) -> ir.Value:
-        """max(x, minimum) for float x, spelt with Clip (no broadcasting needed)."""
+    def clip_pick(self, x: ir.Value, bound: np.ndarray, family: Extremum) -> ir.Value:
+        """family.pick(x, bound) for a scalar `bound`, spelt with Clip (no broadcasting
+        needed), where the opset's Clip takes x's type: Max raises x to at least `bound`
+        (Clip's min), Min lowers it to at most `bound` (Clip's max)."""
+        side = "min" if family.direction > 0 else "max"
         if self.opset < 11:
-            return self.op("Clip", [x], {"min": float(minimum)}, dtype=x.dtype, shape=x.shape)
-        return self.op(
-            "Clip", [x, self.scalar_like(minimum, x.dtype)], dtype=x.dtype, shape=x.shape
-        )
+            return self.op("Clip", [x], {side: float(bound)}, dtype=x.dtype, shape=x.shape)
+        limit = self.const(np.asarray(bound).astype(x.dtype.numpy()))
+        inputs = [x, limit] if side == "min" else [x, None, limit]
+        return self.op("Clip", inputs, dtype=x.dtype, shape=x.shape)
 
     def if_(
         self,

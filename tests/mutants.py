@@ -22,8 +22,10 @@ import onnx_ir as ir
 from maxlower.io import check_result
 from maxlower.pipeline import whole_graph
 from passes.builder import Builder
+from passes.extremum import MAX, MIN
 from passes.graph_utils import constant_ints, replace_node
 from passes.version import arg_max, common, reduce_axes
+from passes.version import max as max_adapters
 from passes.version.registry import ADAPTERS
 from passes.version.to_opset import ConvertToOpsetPass
 
@@ -184,26 +186,64 @@ def _negative_axes_with_wrong_rank(node: ir.Node, b: Builder) -> str | None:
     return "negative axes normalised"
 
 
-def _empty_set_filled_with_zero(node: ir.Node, b: Builder) -> str:
+def _empty_set_filled_with(fill: Callable[[DT], np.ndarray]) -> Adapter:
     """Guards empty inputs (onnxruntime fails on some empty reductions) and fills them
-    with 0 rather than -inf."""
-    x = node.inputs[0]
-    attributes = {
-        "axes": constant_ints(node.inputs[1]),
-        "keepdims": node.attributes.get_int("keepdims", 1),
-    }
-    reduced = b.op("ReduceMax", [x], attributes, family_version=13, dtype=x.dtype)
-    size = b.op("Size", [x], dtype=DT.INT64)
-    empty = b.binary("Equal", size, b.const(np.array(0, dtype=np.int64)), dtype=DT.BOOL)
-    replace_node(node, b.op("Where", [empty, b.scalar_like(0, x.dtype), reduced], dtype=x.dtype))
-    return "constant axes moved to the attribute; empty input guarded"
+    with `fill(dtype)`: a wrong value where it is not the op's identity."""
+
+    def adapter(node: ir.Node, b: Builder) -> str:
+        x = node.inputs[0]
+        attributes = {
+            "axes": constant_ints(node.inputs[1]),
+            "keepdims": node.attributes.get_int("keepdims", 1),
+        }
+        reduced = b.op(node.op_type, [x], attributes, family_version=13, dtype=x.dtype)
+        size = b.op("Size", [x], dtype=DT.INT64)
+        empty = b.binary("Equal", size, b.const(np.array(0, dtype=np.int64)), dtype=DT.BOOL)
+        filler = b.const(fill(x.dtype))
+        replace_node(node, b.op("Where", [empty, filler, reduced], dtype=x.dtype))
+        return "constant axes moved to the attribute; empty input guarded"
+
+    return adapter
 
 
 def _int8_empty_set_pinned_at_zero(node: ir.Node, b: Builder) -> str:
     common.compute_in_wider_type(
-        node, b, DT.FLOAT, family_version=11, finish=lambda y: b.clip_min(y, 0.0)
+        node, b, DT.FLOAT, family_version=11, finish=lambda y: b.clip_pick(y, np.array(0.0), MAX)
     )  # uint8's minimum
     return "int8 ReduceMax computed in FLOAT, empty set pinned"
+
+
+# -- the Min family: what does not mirror, and Max code reused where Min was meant ----------
+def _min_as_negated_max(node: ir.Node, b: Builder) -> str:
+    """min(a, b) = -max(-a, -b), so a wins where -a > -b; wrong at INT_MIN, whose negation
+    wraps to itself."""
+    result = node.inputs[0]
+    for other in node.inputs[1:]:
+        negated = [b.op("Neg", [v], dtype=v.dtype) for v in (result, other)]
+        wins = b.op("Greater", negated, dtype=DT.BOOL)
+        result = b.op("Where", [wins, result, other], dtype=result.dtype)
+    replace_node(node, result)
+    return "Min as Where(Greater(-a, -b), a, b)"
+
+
+def _min_with_the_max_tie_break(node: ir.Node, b: Builder) -> str:
+    """The exact 64-bit form below opset 9 with Min's order but Max's tie-break (x - y, the
+    first minus the second, instead of the winner minus the loser)."""
+    half_mirrored = dataclasses.replace(MIN, direction=MAX.direction)
+    result = node.inputs[0]
+    for other in node.inputs[1:]:
+        result = max_adapters._arithmetic_pick(b, half_mirrored, result, other, result.dtype)
+    replace_node(node, result)
+    return "64-bit Min as an exact comparison and select"
+
+
+def _reversal_through_argmax(node: ir.Node, b: Builder) -> str | None:
+    """ArgMin's select_last_index reversal with the inner node copied from ArgMax's."""
+    what = arg_max.select_last_index_to_reversal(node, b)
+    for inner in b.nodes:
+        if inner.op_type == MIN.arg:
+            inner.op_type = MAX.arg
+    return what
 
 
 F32, I64 = np.float32, np.int64
@@ -342,7 +382,7 @@ MUTANTS = (
         ),
         13,
         ("ReduceMax", 18, 13),
-        _empty_set_filled_with_zero,
+        _empty_set_filled_with(lambda dtype: np.array(0, dtype.numpy())),  # not -inf
         {"x": np.zeros((2, 0), F32)},
     ),
     Mutant(
@@ -377,5 +417,52 @@ MUTANTS = (
         ("ReduceMax", 12, 11),
         _int8_empty_set_pinned_at_zero,
         {"x": np.array([[-5, -3]], np.int8)},
+    ),
+    Mutant(
+        "min_as_negated_max",
+        "int64 Min below opset 12 as Where(Greater(-a, -b), a, b), the Max form on negated "
+        "inputs; -INT64_MIN wraps to INT64_MIN, so INT64_MIN loses to 0",
+        _model(12, "(int64[N] a, int64[N] b) => (int64[N] y)", "y = Min(a, b)"),
+        11,
+        ("Min", 12, 8),
+        _min_as_negated_max,
+        {"a": np.array([np.iinfo(np.int64).min], I64), "b": np.array([0], I64)},
+    ),
+    Mutant(
+        "min_with_the_max_tie_break",
+        "the 64-bit form below opset 9 with Less for the order but Max's tie-break a - b: of "
+        "two values float64 cannot tell apart, the larger wins",
+        _model(12, "(int64[N] a, int64[N] b) => (int64[N] y)", "y = Min(a, b)"),
+        8,
+        ("Min", 12, 8),
+        _min_with_the_max_tie_break,
+        {"a": np.array([2**53 + 1], I64), "b": np.array([2**53], I64)},
+    ),
+    Mutant(
+        "argmin_reversal_through_argmax",
+        "ArgMin's select_last_index reversal built from ArgMax's, inner ArgMax included",
+        _model(
+            12,
+            "(float[N, M] x) => (int64[N] y)",
+            "y = ArgMin <axis = 1, keepdims = 0, select_last_index = 1> (x)",
+        ),
+        11,
+        ("ArgMin", 12, 11),
+        _reversal_through_argmax,
+        {"x": np.array([[1.0, 2.0, 2.0]], F32)},
+    ),
+    Mutant(
+        "empty_reduce_min_max_identity",
+        "empty inputs are guarded and filled with the type's minimum, as for ReduceMax; "
+        "ReduceMin's empty set is +inf",
+        _model(
+            18,
+            "(float[N, M] x) => (float[N] y)",
+            "axes = Constant <value = int64[1] {1}> ()\ny = ReduceMin <keepdims = 0> (x, axes)",
+        ),
+        13,
+        ("ReduceMin", 18, 13),
+        _empty_set_filled_with(MAX.identity),  # the type's minimum, ReduceMax's identity
+        {"x": np.zeros((2, 0), F32)},
     ),
 )

@@ -1,8 +1,9 @@
-"""Hypothesis strategies for random valid models of the Max family, and the cases the fuzz
-suite runs on them (tests/test_fuzz_pipeline.py).
+"""Hypothesis strategies for random valid models of the Max and Min families, and the cases
+the fuzz suite runs on them (tests/test_fuzz_pipeline.py).
 
     family_models()   a model that passes onnx.checker (full check): 1-4 steps, each a
-                      Max / ReduceMax / ArgMax node, an If whose branches hold family nodes,
+                      Max / ReduceMax / ArgMax node or a Min twin (`ops` narrows the
+                      choice), an If whose branches hold family nodes,
                       a Loop whose body does, or a call of a model-local function whose
                       body does; subgraphs nest two deep
     fuzz_cases()      a model, a target opset and a lowering profile (or none)
@@ -13,7 +14,8 @@ element type (any the op's schema takes at that opset, bfloat16 included); shape
 Max's input count and numpy broadcasting (from opset 8); ReduceMax's axes (absent, empty,
 negative from opset 11, as an attribute, or from opset 18 as an initializer, a Constant
 node or a graph input), keepdims and noop_with_empty_axes; ArgMax's axis (negative from
-11), keepdims and select_last_index (from 12); a Loop's trip count, 0 included.
+11), keepdims and select_last_index (from 12); a Loop's trip count, 0 included. The Min
+twins vary alike (the same builders, given the op).
 
 The models are built with onnx.helper; test_strategy_models_pass_the_full_checker
 (tests/test_fuzz_pipeline.py) checks them, so a mistake in this module shows up there and
@@ -31,9 +33,10 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
 from passes.builder import min_ir_version
+from passes.extremum import FAMILIES, FAMILY_OF
 
 LATEST = onnx.defs.onnx_opset_version()
-FAMILY = ("Max", "ReduceMax", "ArgMax")
+FAMILY = tuple(op for family in FAMILIES for op in family.ops)  # Max, ..., ArgMin
 PROFILES = ("primitives", "onnxruntime", "tensorrt", "webnn", "no-argmax")
 FUNCTION_DOMAIN = "fuzz.local"
 SYMBOLS = ("N", "M")
@@ -86,6 +89,7 @@ class Program:
 
     draw: st.DrawFn
     opset: int
+    ops: tuple[str, ...] = FAMILY  # the family ops that nodes are drawn from
     inputs: list[onnx.ValueInfoProto] = dataclasses.field(default_factory=list)
     initializers: list[onnx.TensorProto] = dataclasses.field(default_factory=list)
     functions: list[onnx.FunctionProto] = dataclasses.field(default_factory=list)
@@ -160,13 +164,14 @@ def broadcastable_to(draw, dims: tuple[Dim, ...]) -> tuple[Dim, ...]:
 
 
 def add_family_node(scope: Scope, source: Value | None = None, *, keep_rank=False) -> Value | None:
-    """One Max, ReduceMax or ArgMax node reading `source` (or a value drawn from the
-    scope); None if no op takes any value there. `keep_rank` keeps the output's rank (and
-    known dims where the op keeps them): ReduceMax and ArgMax with keepdims=1."""
+    """One node of either family (Max, ReduceMax, ArgMax or a Min twin) reading `source` (or
+    a value drawn from the scope); None if no op takes any value there. `keep_rank` keeps
+    the output's rank (and known dims where the op keeps them): reductions and arg ops with
+    keepdims=1."""
     draw = scope.draw
     candidates = [v for v in scope.values if source is None or v is source]
     choices = []
-    for op in FAMILY:
+    for op in scope.program.ops:
         types = accepted_types(op, scope.opset)
         usable = [v for v in candidates if v.elem in types and _usable(op, v)]
         if usable:
@@ -175,16 +180,18 @@ def add_family_node(scope: Scope, source: Value | None = None, *, keep_rank=Fals
         return None
     op, usable = draw(st.sampled_from(choices))
     value = draw(st.sampled_from(usable))
-    return {"Max": _max, "ReduceMax": _reduce_max, "ArgMax": _arg_max}[op](scope, value, keep_rank)
+    family = FAMILY_OF[op]
+    make = {family.elementwise: _max, family.reduce: _reduce_max, family.arg: _arg_max}[op]
+    return make(scope, op, value, keep_rank)
 
 
 def _usable(op: str, value: Value) -> bool:
-    if op == "ArgMax":  # rank >= 1 and an axis that is not a static 0 (an error in the spec)
+    if op == FAMILY_OF[op].arg:  # rank >= 1 and an axis that is not a static 0 (spec error)
         return bool(value.dims) and any(d != 0 for d in value.dims)
     return True
 
 
-def _max(scope: Scope, x: Value, keep_rank: bool) -> Value:
+def _max(scope: Scope, op: str, x: Value, keep_rank: bool) -> Value:
     draw = scope.draw
     inputs, dims = [x], x.dims
     for _ in range(draw(st.integers(0, 2))):
@@ -197,7 +204,7 @@ def _max(scope: Scope, x: Value, keep_rank: bool) -> Value:
     attrs = {}
     if scope.opset < 6 and draw(st.booleans()):
         attrs["consumed_inputs"] = [0] * len(inputs)
-    return scope.add("Max", [v.name for v in inputs], scope.output(x.elem, dims), **attrs)
+    return scope.add(op, [v.name for v in inputs], scope.output(x.elem, dims), **attrs)
 
 
 def _max_operand(scope: Scope, x: Value, dims, keep_rank: bool) -> Value | None:
@@ -235,7 +242,7 @@ def _max_operand(scope: Scope, x: Value, dims, keep_rank: bool) -> Value | None:
     return scope.program.new_input(x.elem, lead + widened)
 
 
-def _reduce_max(scope: Scope, x: Value, keep_rank: bool) -> Value:
+def _reduce_max(scope: Scope, op: str, x: Value, keep_rank: bool) -> Value:
     draw = scope.draw
     opset, rank = scope.opset, None if x.dims is None else len(x.dims)
     keepdims = 1 if keep_rank else draw(st.sampled_from([None, 0, 1]))
@@ -264,7 +271,7 @@ def _reduce_max(scope: Scope, x: Value, keep_rank: bool) -> Value:
         if not axes:  # absent or empty: every axis, or with noop_with_empty_axes the identity
             axes = [] if noop == 1 else None
     dims = _reduced_dims(x.dims, axes, kept, runtime)
-    return scope.add("ReduceMax", inputs, scope.output(x.elem, dims), **attrs)
+    return scope.add(op, inputs, scope.output(x.elem, dims), **attrs)
 
 
 def _axes_input(scope: Scope, name: str, axes: list[int]) -> bool:
@@ -299,7 +306,7 @@ def _reduced_dims(dims, axes, kept: bool, runtime: bool):
     return tuple(d for i, d in enumerate(dims) if i not in reduced)
 
 
-def _arg_max(scope: Scope, x: Value, keep_rank: bool) -> Value:
+def _arg_max(scope: Scope, op: str, x: Value, keep_rank: bool) -> Value:
     draw = scope.draw
     rank = len(x.dims)
     axes = [a for a in range(rank) if x.dims[a] != 0]
@@ -315,7 +322,7 @@ def _arg_max(scope: Scope, x: Value, keep_rank: bool) -> Value:
     if scope.opset >= 12 and draw(st.booleans()):
         attrs["select_last_index"] = draw(st.sampled_from([1, 0]))
     dims = _reduced_dims(x.dims, [axis], keepdims != 0, False)
-    return scope.add("ArgMax", [x.name], scope.output(TensorProto.INT64, dims), **attrs)
+    return scope.add(op, [x.name], scope.output(TensorProto.INT64, dims), **attrs)
 
 
 # --- nesting ------------------------------------------------------------------------------
@@ -371,8 +378,8 @@ def _matching_branch(scope: Scope, like: Value, nested: bool) -> Value | None:
 
 
 def add_loop(scope: Scope) -> Value | None:
-    """Loop M times over a carried value c: c = Max(c, w) with w from outside (Identity
-    where Max does not take the type), and a scan output of a family node on c."""
+    """Loop M times over a carried value c: c = Max(c, w) or Min(c, w) with w from outside
+    (Identity where the op does not take the type), and a scan output of a family node on c."""
     draw = scope.draw
     looped = accepted_types("Loop", scope.opset, "V")
     carried = [v for v in scope.values if v.dims is not None and v.elem in looped]
@@ -391,7 +398,8 @@ def add_loop(scope: Scope) -> Value | None:
     )
     body.values.append(c_in)
     body.nodes.append(helper.make_node("Identity", [cond_in], [cond_out]))
-    if start.elem in accepted_types("Max", scope.opset):
+    elementwise = draw(st.sampled_from([f.elementwise for f in FAMILIES]))
+    if elementwise in scope.program.ops and start.elem in accepted_types(elementwise, scope.opset):
         others = [
             v
             for v in scope.values
@@ -402,7 +410,7 @@ def add_loop(scope: Scope) -> Value | None:
         if scope.opset < 8:
             others = [v for v in others if v.dims == start.dims]
         operand = draw(st.sampled_from(others))  # `start` itself is one
-        c_out = body.add("Max", [c_in.name, operand.name], body.output(start.elem, c_in.dims))
+        c_out = body.add(elementwise, [c_in.name, operand.name], body.output(start.elem, c_in.dims))
     else:
         c_out = body.add("Identity", [c_in.name], body.output(start.elem, c_in.dims))
     scanned = add_family_node(body, c_out) or add_family_node(body, c_in)
@@ -498,7 +506,7 @@ def family_models(draw, opsets: tuple[int, int] = (1, LATEST), ops=FAMILY) -> on
     low, high = opsets  # opsets 7 and later twice as often: onnxruntime runs them
     usual = st.integers(max(low, 7), high) if high >= 7 else st.integers(low, high)
     opset = draw(st.one_of(usual, st.integers(low, high)))
-    program = Program(draw, opset)
+    program = Program(draw, opset, tuple(ops))
     types = sorted({t for op in ops for t in accepted_types(op, opset)})
     elem = draw(st.sampled_from(types))
     scope = Scope(program, [])

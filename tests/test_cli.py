@@ -279,7 +279,7 @@ def test_inspect_lists_family_nodes(example: pathlib.Path):
     result = invoke("inspect", example)
     assert result.exit_code == 0, result.output
     out = result.stdout
-    assert "4 Max-family nodes" in out
+    assert "4 Max/Min-family nodes" in out
     assert "node 'reduce_runtime_axes': ReduceMax-18" in out
     assert "axes: INT64[1] (graph input, known only at run time)" in out
     assert "const_axes: INT64[1] (constant [1])" in out

@@ -1,4 +1,5 @@
-"""The 41 ONNX backend conformance cases of the family, converted to every opset.
+"""The ONNX backend conformance cases of both families (41 of Max, 40 of Min), converted to
+every opset.
 
 From 7 to the latest every pair must convert, pass the full checker with the target as its
 default opset, and reproduce the case's expected outputs bit-exactly (in onnxruntime with
@@ -14,14 +15,16 @@ import pytest
 import maxlower
 from maxlower.runtime import bit_equal, run_model
 from passes import ConversionError
-from tests.conformance import family_cases
+from passes.extremum import MAX, MIN
+from tests.conformance import both_families_cases, family_cases
 
 LATEST = onnx.defs.onnx_opset_version()
-CASES = {case.name: case for case in family_cases()}
+CASES = {case.name: case for case in both_families_cases()}
 RUNTIME_AXES_CASES = {
     name
     for name, case in CASES.items()
-    if case.model.graph.node[0].op_type == "ReduceMax" and len(case.model.graph.node[0].input) > 1
+    if case.model.graph.node[0].op_type in (MAX.reduce, MIN.reduce)
+    and len(case.model.graph.node[0].input) > 1
 }
 
 # (cases, opsets) -> (text of the ConversionError, why there is no exact form to emit)
@@ -36,10 +39,10 @@ KNOWN_REFUSALS = [
         "rewrite could not be proven",
     ),
     (
-        {"test_max_int64", "test_max_uint64"},
+        {"test_max_int64", "test_max_uint64", "test_min_int64", "test_min_uint64"},
         range(1, 6),
         "integer arithmetic",
-        "no float type holds every 64-bit integer and Max before 12 is float-only; the exact "
+        "no float type holds every 64-bit integer and Max (Min) before 12 is float-only; the exact "
         "comparison needs integer Sub/Mul/Add, which ONNX only has from opset 6",
     ),
 ]
@@ -52,9 +55,11 @@ def expected_refusal(name: str, opset: int) -> str | None:
     return None
 
 
-def test_there_are_41_cases():
-    assert len(CASES) == 41
-    assert len(RUNTIME_AXES_CASES) == 9
+def test_there_are_41_max_and_40_min_cases():
+    assert len(family_cases(MAX)) == 41 and len(family_cases(MIN)) == 40
+    assert len(CASES) == 81
+    # Min has no empty bool case, so one fewer ReduceMin case takes its axes as an input
+    assert len(RUNTIME_AXES_CASES) == 9 + 8
 
 
 @pytest.mark.parametrize("opset", range(1, LATEST + 1))

@@ -4,7 +4,8 @@ included), axes and attributes, on values full of ties, extremes, ±inf, -0.0 an
 1. One random family node, one random decomposition of its op applied to it directly: the
    result is refused with a clear ConversionError, or passes the full checker and gives
    bit-identical outputs in onnx.reference (the semantics the design note fixes: NaN
-   propagates through ReduceMax, ArgMax returns the first NaN).
+   propagates through ReduceMax, ArgMax returns the first NaN; ReduceMin and ArgMin alike).
+   Nodes of both families are drawn, so every Min twin is checked as its Max one is.
 2. The same nodes lowered with a random profile: every node left is accepted by the profile,
    and the outputs are bit-identical.
 
@@ -29,6 +30,7 @@ from maxlower.profiles import load_profile, shipped_profiles
 from maxlower.runtime import bit_equal
 from passes import ConversionError
 from passes.decompose import DECOMPOSITIONS
+from passes.extremum import FAMILIES, FAMILY_OPS
 from passes.legalize import apply_decomposition
 
 LATEST = onnx.defs.onnx_opset_version()
@@ -81,8 +83,9 @@ def values(draw, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
 
 @st.composite
 def family_models(draw):
-    """(model, feeds): one Max / ReduceMax / ArgMax node at a random opset."""
-    op = draw(st.sampled_from(["Max", "ReduceMax", "ArgMax"]))
+    """(model, feeds): one Max / ReduceMax / ArgMax node or a Min twin at a random opset."""
+    family = draw(st.sampled_from(FAMILIES))
+    op = getattr(family, draw(st.sampled_from(["elementwise", "reduce", "arg"])))
     opset = draw(st.integers(11, LATEST))
     elem = draw(st.sampled_from(allowed_types(op, opset)))
     dtype = helper.tensor_dtype_to_np_dtype(elem)
@@ -90,7 +93,7 @@ def family_models(draw):
     shape = tuple(draw(st.lists(st.integers(0, 4), min_size=rank, max_size=rank)))
     inputs, initializers, feeds, attributes = [], [], {}, {}
     names = ["x"]
-    if op == "Max":
+    if op == family.elementwise:
         count = draw(st.integers(1, 3))
         names = [f"x{i}" for i in range(count)]
         shapes = [shape]
@@ -107,9 +110,9 @@ def family_models(draw):
         feeds["x"] = values(draw, dtype, shape)
         keepdims = draw(st.integers(0, 1))
         attributes["keepdims"] = keepdims
-        if op == "ArgMax":
+        if op == family.arg:
             axis = draw(st.integers(-rank, rank - 1))
-            if shape[axis] == 0:  # ArgMax over an empty axis is an error in the spec
+            if shape[axis] == 0:  # ArgMax/ArgMin over an empty axis is an error in the spec
                 shape = tuple(d if i != axis % rank else 2 for i, d in enumerate(shape))
                 inputs[0] = helper.make_tensor_value_info("x", elem, shape)
                 feeds["x"] = values(draw, dtype, shape)
@@ -220,9 +223,25 @@ def test_lowering_leaves_only_accepted_nodes_and_equal_outputs(case, profile):
         assert bit_equal(e, a), f"{profile}: {e!r} != {a!r}"
 
 
-@pytest.mark.parametrize("op", ["Max", "ReduceMax", "ArgMax"])
+@pytest.mark.parametrize("op", sorted(FAMILY_OPS))
 def test_every_op_has_decompositions(op):
     assert len(DECOMPOSITIONS[op]) >= 4
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.name)
+def test_the_min_twins_have_the_max_names_mirrored(family):
+    """One set of rewrites serves both families: the same decompositions under mirrored
+    names (reduce_max_slice_tree / reduce_min_slice_tree), each applying to its own op."""
+    names = {
+        d.name.replace(f"{family.name}", "{f}") for op in family.ops for d in DECOMPOSITIONS[op]
+    }
+    other = next(f for f in FAMILIES if f is not family)
+    mirrored = {
+        d.name.replace(f"{other.name}", "{f}") for op in other.ops for d in DECOMPOSITIONS[op]
+    }
+    assert names == mirrored
+    for op in family.ops:
+        assert all(d.op_type == op for d in DECOMPOSITIONS[op])
 
 
 @pytest.mark.parametrize(("dtype", "opset"), [("int8", 12), ("uint16", 13)])

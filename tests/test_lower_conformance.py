@@ -1,14 +1,16 @@
-"""Issue 5's acceptance on the 41 ONNX conformance cases of the family.
+"""Issues 5 and 17's acceptance on the ONNX conformance cases of both families (41 of Max, 40
+of Min).
 
 primitives:  every case at its own opset and at opsets 11 and 13, lowered with the
-             `primitives` profile, has no Max, ReduceMax or ArgMax anywhere, passes the full
-             checker and reproduces the case's expected outputs bit-exactly.
+             `primitives` profile, has no Max, ReduceMax, ArgMax, Min, ReduceMin or ArgMin
+             anywhere, passes the full checker and reproduces the case's expected outputs
+             bit-exactly.
 onnxruntime: every case converted to every opset from 7 to the latest and lowered with the
              `onnxruntime` profile loads and runs in onnxruntime's CPU EP (graph optimisations
              off; no fallback to onnx.reference) and reproduces the expected outputs. Without
-             lowering, onnxruntime cannot run some of these pairs (Max on int16/uint16, the
-             empty bool ReduceMax, ...): the test checks that such pairs exist, so it tests
-             something.
+             lowering, onnxruntime cannot run some of these pairs (Max and Min on
+             int16/uint16, the empty bool ReduceMax, ...): the test checks that such pairs
+             exist, so it tests something.
 """
 
 from __future__ import annotations
@@ -19,11 +21,12 @@ import pytest
 import maxlower
 from maxlower.lower import convert_and_lower, lower
 from maxlower.runtime import bit_equal, onnxruntime_session, run_model
-from tests.conformance import family_cases
+from passes.extremum import FAMILY_OPS
+from tests.conformance import both_families_cases
 
 LATEST = onnx.defs.onnx_opset_version()
-CASES = {case.name: case for case in family_cases()}
-FAMILY = {"Max", "ReduceMax", "ArgMax"}
+CASES = {case.name: case for case in both_families_cases()}
+FAMILY = set(FAMILY_OPS)  # both families
 
 
 def all_op_types(model: onnx.ModelProto) -> set[str]:
@@ -83,7 +86,13 @@ def test_onnxruntime_profile_runs_in_onnxruntime(name):
 
 @pytest.mark.parametrize(
     ("name", "opset"),
-    [("test_max_int16", 13), ("test_max_uint16", 18), ("test_reduce_max_empty_set_bool", 20)],
+    [
+        ("test_max_int16", 13),
+        ("test_max_uint16", 18),
+        ("test_reduce_max_empty_set_bool", 20),
+        ("test_min_int16", 13),
+        ("test_min_uint16", 18),
+    ],
 )
 def test_without_lowering_onnxruntime_cannot_run_these(name, opset):
     case = CASES[name]

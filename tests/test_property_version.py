@@ -1,4 +1,5 @@
-"""Property test: a random family node at a random opset, converted to a random opset, gives
+"""Property test: a random node of either family (Max, ReduceMax, ArgMax or a Min twin) at a
+random opset, converted to a random opset, gives
 bit-identical outputs on inputs full of ties and extremes, or is refused with a clear error.
 
 Set MAXLOWER_FUZZ_EXAMPLES to run longer (CI uses the default).
@@ -18,6 +19,7 @@ from onnx import TensorProto, helper
 import maxlower
 from maxlower.runtime import bit_equal, run_model
 from passes import ConversionError
+from passes.extremum import FAMILIES
 
 LATEST = onnx.defs.onnx_opset_version()
 EXAMPLES = int(os.environ.get("MAXLOWER_FUZZ_EXAMPLES", "150"))
@@ -37,10 +39,11 @@ INTS_12 = [
 ]
 
 
-def allowed_types(op: str, opset: int) -> list[int]:
-    if op == "Max":
+def allowed_types(role: str, opset: int) -> list[int]:
+    """`role`: elementwise, reduce or arg (the schemas of both families agree)."""
+    if role == "elementwise":
         return FLOATS + (INTS_12 if opset >= 12 else [])
-    if op == "ArgMax":
+    if role == "arg":
         return FLOATS + INTS_12
     types = [*FLOATS, TensorProto.INT32, TensorProto.INT64, TensorProto.UINT32, TensorProto.UINT64]
     if opset >= 12:
@@ -76,19 +79,21 @@ def values(draw, dtype: np.dtype, shape: tuple[int, ...], with_nan: bool) -> np.
 
 @st.composite
 def family_models(draw):
-    op = draw(st.sampled_from(["Max", "ReduceMax", "ArgMax"]))
+    family = draw(st.sampled_from(FAMILIES))
+    role = draw(st.sampled_from(["elementwise", "reduce", "arg"]))
+    op = getattr(family, role)
     opset = draw(st.integers(7, LATEST))
-    elem = draw(st.sampled_from(allowed_types(op, opset)))
+    elem = draw(st.sampled_from(allowed_types(role, opset)))
     dtype = helper.tensor_dtype_to_np_dtype(elem)
     rank = draw(st.integers(1, 3))
-    min_dim = 1 if op == "ArgMax" else 0
+    min_dim = 1 if role == "arg" else 0
     shape = tuple(draw(st.lists(st.integers(min_dim, 3), min_size=rank, max_size=rank)))
     feeds, inputs, initializers, attrs = {}, [], [], {}
     node_inputs = ["x"]
-    feeds["x"] = values(draw, np.dtype(dtype), shape, with_nan=op == "Max")
+    feeds["x"] = values(draw, np.dtype(dtype), shape, with_nan=role == "elementwise")
     inputs.append(helper.make_tensor_value_info("x", elem, shape))
-    out_elem = TensorProto.INT64 if op == "ArgMax" else elem
-    if op == "Max":
+    out_elem = TensorProto.INT64 if role == "arg" else elem
+    if role == "elementwise":
         for i in range(draw(st.integers(0, 2))):
             other = shape
             if opset >= 8:  # broadcasting: drop leading dims and/or set dims to 1
@@ -98,7 +103,7 @@ def family_models(draw):
             feeds[name] = values(draw, np.dtype(dtype), other, with_nan=True)
             inputs.append(helper.make_tensor_value_info(name, elem, other))
             node_inputs.append(name)
-    elif op == "ArgMax":
+    elif role == "arg":
         attrs["axis"] = draw(st.integers(-rank if opset >= 11 else 0, rank - 1))
         attrs["keepdims"] = draw(st.integers(0, 1))
         if opset >= 12:
@@ -177,10 +182,11 @@ def test_random_conversion_is_exact_or_refused(case):
         )
 
 
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.name)
 @pytest.mark.parametrize("dtype", [np.int64, np.uint64])
-def test_exact_64_bit_max_at_opset_8_on_neighbours_of_large_powers(dtype):
-    """int64/uint64 Max below 9 decides near-equal values by their difference: check the
-    values float64 cannot tell apart."""
+def test_exact_64_bit_max_at_opset_8_on_neighbours_of_large_powers(dtype, family):
+    """int64/uint64 Max (Min) below 9 decides near-equal values by their difference: check
+    the values float64 cannot tell apart, INT64_MIN included (where -x would wrap)."""
     info = np.iinfo(dtype)
     around = [info.max, info.max - 1, 2**53, 2**53 + 1, 2**62, 2**62 + 1, 0, 1]
     if info.min < 0:
@@ -189,7 +195,7 @@ def test_exact_64_bit_max_at_opset_8_on_neighbours_of_large_powers(dtype):
     b = np.roll(a, 1)
     elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
     graph = helper.make_graph(
-        [helper.make_node("Max", ["a", "b"], ["out"])],
+        [helper.make_node(family.elementwise, ["a", "b"], ["out"])],
         "g",
         [helper.make_tensor_value_info(n, elem, [len(a)]) for n in "ab"],
         [helper.make_tensor_value_info("out", elem, [len(a)])],
@@ -197,6 +203,6 @@ def test_exact_64_bit_max_at_opset_8_on_neighbours_of_large_powers(dtype):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     converted = maxlower.convert(model, 8)
     actual, _ = run_model(converted, {"a": a, "b": b})
-    np.testing.assert_array_equal(actual[0], np.maximum(a, b))
+    np.testing.assert_array_equal(actual[0], family.pick(a, b))
     actual, _ = run_model(converted, {"a": b, "b": a})
-    np.testing.assert_array_equal(actual[0], np.maximum(a, b))
+    np.testing.assert_array_equal(actual[0], family.pick(a, b))

@@ -12,12 +12,13 @@ import pytest
 import maxlower
 from maxlower.runtime import bit_equal, run_model
 from passes import ConversionError, ConvertFamilyPass
+from passes.extremum import FAMILY_OF, FAMILY_OPS
 from passes.version.registry import ADAPTERS, kept_as_is, schema_versions
-from tests.conformance import family_cases
+from tests.conformance import both_families_cases
 
 
 @pytest.mark.parametrize(("low", "high"), [(13, 18), (7, 13)])
-@pytest.mark.parametrize("case", family_cases(), ids=lambda c: c.name)
+@pytest.mark.parametrize("case", both_families_cases(), ids=lambda c: c.name)
 def test_round_trip_keeps_outputs(case, low, high):
     start = maxlower.convert(case.model, high)
     there = maxlower.convert(start, low)
@@ -31,13 +32,13 @@ def test_round_trip_keeps_outputs(case, low, high):
 
 
 def test_every_neighbouring_version_pair_has_an_adapter_both_ways():
-    for op in ("Max", "ReduceMax", "ArgMax"):
+    for op in sorted(FAMILY_OPS):
         versions = schema_versions(op)
         assert versions[0] == 1
         for low, high in itertools.pairwise(versions):
             assert (op, low, high) in ADAPTERS, (op, low, high)
             assert (op, high, low) in ADAPTERS, (op, high, low)
-    assert len(ADAPTERS) == 2 * (4 + 5 + 3)
+    assert len(ADAPTERS) == 2 * 2 * (4 + 5 + 3)  # both ways, both families
 
 
 TYPE_ONLY_STEPS = [key for key, adapter in ADAPTERS.items() if getattr(adapter, "type_only", 0)]
@@ -56,9 +57,9 @@ def _one_node_model(op_type: str, version: int, type_str: str) -> ir.Model:
     data = onnx.helper.make_tensor_value_info("x", elem, [2, 3])
     other = onnx.helper.make_tensor_value_info("z", elem, [2, 3])
     inits, attrs, inputs, out_elem = [], {}, ["x"], elem
-    if op_type == "Max":
+    if op_type == FAMILY_OF[op_type].elementwise:
         inputs.append("z")
-    elif op_type == "ArgMax":
+    elif op_type == FAMILY_OF[op_type].arg:
         attrs, out_elem = {"axis": 1}, onnx.TensorProto.INT64
     elif version >= 18:
         inits, inputs = (
@@ -71,7 +72,7 @@ def _one_node_model(op_type: str, version: int, type_str: str) -> ir.Model:
     graph = onnx.helper.make_graph(
         [node],
         "g",
-        [data, other] if op_type == "Max" else [data],
+        [data, other] if op_type == FAMILY_OF[op_type].elementwise else [data],
         [onnx.helper.make_tensor_value_info("y", out_elem, None)],
         inits,
     )
@@ -86,16 +87,17 @@ def test_a_type_only_step_keeps_every_node_whose_types_it_admits(step):
     is the claim it relies on, checked on every type the source schema admits: where
     `kept_as_is` says yes, ConvertFamilyPass leaves the node as it was."""
     op_type, source, target = step
-    assert len(TYPE_ONLY_STEPS) >= 12  # unchanged steps, bfloat16, bool, int8/uint8, integers
+    assert len(TYPE_ONLY_STEPS) >= 24  # unchanged steps, bfloat16, bool, int8/uint8, integers
+    family = FAMILY_OF[op_type]
     verdicts = {}
     for type_str in _data_types(op_type, source):
         model = _one_node_model(op_type, source, type_str)
         (node,) = model.graph
         types = [
-            type_str if i < (2 if op_type == "Max" else 1) else "tensor(int64)"
+            type_str if i < (2 if op_type == family.elementwise else 1) else "tensor(int64)"
             for i in range(len(node.inputs))
         ]
-        outputs = ["tensor(int64)" if op_type == "ArgMax" else type_str]
+        outputs = ["tensor(int64)" if op_type == family.arg else type_str]
         verdicts[type_str] = kept_as_is(op_type, source, target, types, outputs)
         if not verdicts[type_str]:
             continue

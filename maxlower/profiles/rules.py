@@ -26,6 +26,7 @@ from maxlower.api import InvalidModelError
 from passes.builder import FAMILY
 from passes.decompose.max import same_shapes
 from passes.decompose.reduce_max import read_axes, reduces_nonempty_set
+from passes.extremum import MAX, MIN
 from passes.graph_utils import constant_ints
 
 DT = ir.DataType
@@ -64,6 +65,7 @@ class OpRule:
     absent: bool = False
     opsets: tuple[int, int] | None = None
     types: frozenset[DT] | None = None
+    # Each family key applies to the op named and to its Min twin (FAMILY_KEYS).
     constant_axes: bool = False  # ReduceMax: axes an attribute, initializer or Constant
     single_axis: bool = False  # ReduceMax: exactly one (constant) axis
     nonempty_types: frozenset[DT] = frozenset()  # ReduceMax: these only on a non-empty set
@@ -88,6 +90,11 @@ FAMILY_KEYS = {
     "min_rank": set(FAMILY),
     "max_inputs": {"Max"},
     "broadcast": {"Max"},
+}
+# A key of a Max-family op applies to its Min twin too (passes.extremum: same role).
+_TWIN = {getattr(MAX, role): getattr(MIN, role) for role in ("elementwise", "reduce", "arg")}
+FAMILY_KEYS = {
+    key: ops | {_TWIN[op] for op in ops if op in _TWIN} for key, ops in FAMILY_KEYS.items()
 }
 
 

@@ -229,8 +229,8 @@ _INPUT_OPTIONS = [
         "--strict",
         is_flag=True,
         default=None,
-        help="Count differences where NaN reaches ReduceMax/ArgMax (unspecified by "
-        "ONNX) as differences.",
+        help="Count differences where NaN reaches ReduceMax/ArgMax/ReduceMin/ArgMin "
+        "(unspecified by ONNX) as differences.",
     ),
     click.option(
         "--json",

@@ -9,8 +9,9 @@ When a trial differs, both models run again with their local functions inlined a
 main-graph value exposed as an output. Values present in both under the same name are
 compared in the reference's node order; a *root* is a differing value whose inputs all
 match (values only one model has inherit their inputs' state). The first root is the
-first diverging node. If every root is a ReduceMax or ArgMax whose data input holds a NaN
-(and, for ReduceMax, only elements with NaN on one side differ), the trial differs only in
+first diverging node. If every root is a ReduceMax, ArgMax, ReduceMin or ArgMin whose data
+input holds a NaN (and, for the reductions, only elements with NaN on one side differ), the
+trial differs only in
 what ONNX leaves unspecified: reported as such, and a failure only under `strict`.
 """
 
@@ -41,9 +42,12 @@ from maxlower.verify.report import (
     VerifyReport,
 )
 from maxlower.verify.runner import ExposedRunner, ModelRunner
+from passes.extremum import FAMILIES
 
 ModelInput = onnx.ModelProto | ir.Model | str | os.PathLike[str]
-_NAN_UNSPECIFIED = {"ReduceMax", "ArgMax"}
+# Ops whose result on a NaN ONNX leaves open: both families' reductions and arg ops.
+_NAN_UNSPECIFIED = {op for f in FAMILIES for op in (f.reduce, f.arg)}
+_ARG_OPS = {f.arg for f in FAMILIES}
 
 
 def verify(
@@ -282,8 +286,9 @@ class _Session:
         elif any(o.status == "unspecified" for o in report.outputs):
             report.status = DIFFERENT if report.strict else EQUIVALENT
             report.notes.append(
-                "some outputs differ only where NaN reaches ReduceMax/ArgMax, whose result ONNX "
-                "leaves unspecified (onnxruntime's depends on the NaN's position); "
+                "some outputs differ only where NaN reaches ReduceMax/ArgMax/ReduceMin/ArgMin, "
+                "whose result ONNX leaves unspecified (onnxruntime's depends on the NaN's "
+                "position); "
                 + (
                     "--strict counts that as a difference"
                     if report.strict
@@ -337,7 +342,8 @@ def _small_initializers(model: onnx.ModelProto, limit: int = 64) -> dict[str, np
 
 
 def _nan_reached(node: onnx.NodeProto, values: dict) -> np.ndarray | None:
-    """For a ReduceMax/ArgMax node: which output elements reduce a set holding a NaN (as
+    """For a ReduceMax/ArgMax/ReduceMin/ArgMin node: which output elements reduce a set
+    holding a NaN (as
     bools in the output's shape); None for other nodes or when that cannot be told."""
     if node.domain not in ("", "ai.onnx") or node.op_type not in _NAN_UNSPECIFIED:
         return None
@@ -346,7 +352,7 @@ def _nan_reached(node: onnx.NodeProto, values: dict) -> np.ndarray | None:
         return None
     attributes = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
     keepdims = bool(attributes.get("keepdims", 1))
-    if node.op_type == "ArgMax":
+    if node.op_type in _ARG_OPS:
         axes = [attributes.get("axis", 0)]
     elif len(node.input) > 1 and node.input[1]:
         axes = values.get(node.input[1])

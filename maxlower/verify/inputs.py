@@ -16,7 +16,7 @@ adds one trial per symbolic dim with that dim at 0, so empty reductions are exer
 where the graph allows them (a trial the reference model cannot run is skipped). Static
 dims are what the model says.
 
-An input that flows into a ReduceMax `axes` input (directly or through Identity, Cast,
+An input that flows into a ReduceMax or ReduceMin `axes` input (directly or through Identity, Cast,
 Reshape, Squeeze, Unsqueeze, Flatten or a function call) gets valid axes instead of random
 integers, also when an initializer gives it a default (a caller may override it, so a
 rewrite must hold for every value; other inputs with defaults run with the default):
@@ -48,6 +48,7 @@ import onnx_ir as ir
 from maxlower.api import InvalidModelError
 from maxlower.files import INPUTS_FILE_LIMIT, open_input
 from passes.errors import concise
+from passes.extremum import FAMILIES
 from passes.graph_utils import infer_shapes
 
 KINDS = ("ties", "specials", "random", "pow2")
@@ -163,9 +164,12 @@ def _numpy_dtype(name: str, elem_type: int) -> np.dtype:
     return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type))
 
 
+_FAMILY_REDUCTIONS = frozenset(f.reduce for f in FAMILIES)
+
+
 def axes_inputs(model: ir.Model) -> dict[str, int | None]:
     """{graph input: rank of the data it reduces, None if unknown} for every graph input
-    that reaches some ReduceMax's `axes` input."""
+    that reaches some ReduceMax's or ReduceMin's `axes` input."""
     model = model.clone()
     infer_shapes(model)
     graph_inputs = {id(v): v.name for v in model.graph.inputs}
@@ -198,7 +202,7 @@ def axes_inputs(model: ir.Model) -> dict[str, int | None]:
     scopes = [model.graph, *(f for f in model.functions.values())]
     for scope in scopes:
         for node in ir.traversal.RecursiveGraphIterator(scope):
-            if node.domain == "" and node.op_type == "ReduceMax" and len(node.inputs) > 1:
+            if node.domain == "" and node.op_type in _FAMILY_REDUCTIONS and len(node.inputs) > 1:
                 data = node.inputs[0]
                 rank = len(data.shape) if data is not None and data.shape is not None else None
                 trace(node.inputs[1], rank, set())
@@ -508,11 +512,15 @@ def _pools(dtype: np.dtype, value_range, rng: np.random.Generator) -> _Pools:
         low, high = (info.min, info.max) if value_range is None else _int_range(value_range, info)
         base = [-2, -1, 0, 1, 2] if low < 0 else [0, 1, 2, 3]
         specials = [info.min, info.max, 0, -1, 1, info.min + 1, info.max - 1]
+        # The edges of exact casts first (small inputs hold only the first few), and the
+        # neighbours of one power side by side: with the placement below, input i + 1 meets
+        # input i's value at the same position, so 2^53 + 1 meets 2^53, which float64
+        # cannot tell apart, and a tie-break between them (Max's, Min's) is exercised.
         pow2 = [
             sign * (2**k + d)
-            for k in (7, 8, 15, 16, 24, 31, 32, 53, 63)
-            for d in (-1, 0, 1)
+            for k in (53, 24, 63, 31, 32, 16, 15, 8, 7)
             for sign in (1, -1)
+            for d in (-1, 0, 1)
         ]
         return _Pools(
             ties=_pick_ties(dtype, base, low, high, rng, integer=True),

@@ -40,7 +40,7 @@ class Mismatch:
 @dataclasses.dataclass
 class OutputResult:
     name: str
-    status: str = "equal"  # "equal", "different", or "unspecified" (NaN at ReduceMax/ArgMax)
+    status: str = "equal"  # "equal", "different", or "unspecified" (NaN at ReduceMax/ArgMin...)
     elements: int = 0  # elements compared, over all trials
     mismatches: int = 0  # mismatching elements, over the trials with a real difference
     max_difference: float | int | None = None
@@ -54,8 +54,9 @@ class OutputResult:
             return f"output {self.name!r}: identical ({self.elements} elements compared)"
         if self.status == "unspecified":
             return (
-                f"output {self.name!r}: differs only where NaN reaches ReduceMax/ArgMax "
-                f"(unspecified by ONNX) in {self.unspecified_runs} run(s); "
+                f"output {self.name!r}: differs only where NaN reaches "
+                "ReduceMax/ArgMax/ReduceMin/ArgMin (unspecified by ONNX) in "
+                f"{self.unspecified_runs} run(s); "
                 f"{self.first_unspecified.text()}"
             )
         head = f"output {self.name!r}: "

@@ -1,4 +1,5 @@
-"""Exact decompositions of Max, ReduceMax and ArgMax into other ops, one module per op.
+"""Exact decompositions of Max, ReduceMax and ArgMax, and of their Min twins (the same
+modules, parameterised by passes.extremum), into other ops, one module per op.
 
 `DECOMPOSITIONS[op_type]` lists every rewrite of that op; `passes.legalize` picks, per node,
 the cheapest one whose result a backend profile accepts. Each is usable alone:

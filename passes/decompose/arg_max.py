@@ -1,4 +1,6 @@
-"""Exact decompositions of ArgMax (axis, keepdims; select_last_index from opset 12).
+"""Exact decompositions of ArgMax and of ArgMin (axis, keepdims; select_last_index from opset
+12): one set of rewrites for both families (passes.extremum). For ArgMin read ReduceMin for
+ReduceMax in m (the ReduceMin over positions stays: it picks the first hit in both).
 
     ArgMax(x){axis=a}               →  m   = ReduceMax(x){axes=[a], keepdims=1}
                                        hit = Or(Equal(x, m), IsNaN(x))      (floats)
@@ -38,6 +40,7 @@ from passes.decompose.common import (
     widening_decompositions,
 )
 from passes.decompose.reduce_max import reduce_one_axis
+from passes.extremum import FAMILIES, FAMILY_OF, Extremum
 from passes.graph_utils import replace_node, require_dtype, require_rank, static_dim
 from passes.version import arg_max as arg_max_adapters
 
@@ -50,25 +53,26 @@ def _axis(node: ir.Node, b: Builder, why: str) -> tuple[int, int]:
     return axis + rank if axis < 0 else axis, rank
 
 
-def to_reduce_max(node: ir.Node, b: Builder) -> str:
+def to_reduce(node: ir.Node, b: Builder) -> str:
     x = node.inputs[0]
     dtype = require_dtype(node, x, "the comparison form depends on it")
     axis, rank = _axis(node, b, "the positions along the axis must broadcast against it")
     keepdims = node.attributes.get_int("keepdims", 1)
     last = node.attributes.get_int("select_last_index", 0) == 1
-    if not schema_accepts("ReduceMax", b.opset, dtype):
+    reduce = FAMILY_OF[node.op_type].reduce
+    if not schema_accepts(reduce, b.opset, dtype):
         wide = next(
-            (w for w in EXACT_WIDENINGS.get(dtype, ()) if schema_accepts("ReduceMax", b.opset, w)),
+            (w for w in EXACT_WIDENINGS.get(dtype, ()) if schema_accepts(reduce, b.opset, w)),
             None,
         )
         if wide is None:
             raise b.refuse(
-                f"ReduceMax at opset {b.opset} does not take {dtype.name}, nor an exact "
+                f"{reduce} at opset {b.opset} does not take {dtype.name}, nor an exact "
                 "widening of it",
                 "a later target opset",
             )
         x = b.cast(x, wide)
-    peak = reduce_one_axis(b, x, axis, 1)
+    peak = reduce_one_axis(b, reduce, x, axis, 1)
     hit = b.op("Equal", [x, peak], dtype=DT.BOOL)
     if x.dtype in FLOATS:
         hit = b.op("Or", [hit, b.op("IsNaN", [x], dtype=DT.BOOL)], dtype=DT.BOOL)
@@ -83,7 +87,10 @@ def to_reduce_max(node: ir.Node, b: Builder) -> str:
         index = b.binary("Sub", last_position, index, dtype=DT.INT64)
     replace_node(node, index)
     which = "last" if last else "first"
-    return f"ArgMax as ReduceMax + Equal + Where + ReduceMin ({which} index of the maximum)"
+    extreme = "maximum" if reduce == "ReduceMax" else "minimum"
+    return (
+        f"{node.op_type} as {reduce} + Equal + Where + ReduceMin ({which} index of the {extreme})"
+    )
 
 
 def _positions(
@@ -112,7 +119,7 @@ def _positions(
 
 def select_last_index_to_reversal(node: ir.Node, b: Builder) -> str | None:
     """The version adapter 12 → 11's reversal (passes.version.arg_max), for a backend
-    without select_last_index=1."""
+    without select_last_index=1 (ArgMax or ArgMin)."""
     if node.attributes.get_int("select_last_index", 0) != 1:
         return None
     return arg_max_adapters.select_last_index_to_reversal(node, b)
@@ -125,35 +132,41 @@ def rank1_to_rank2(node: ir.Node, b: Builder) -> str | None:
     attributes = {name: attr.value for name, attr in node.attributes.items()}
     attributes["axis"] = 1  # axis 0 and -1 are the only valid ones
     index = b.op(
-        "ArgMax",
+        node.op_type,
         [b.unsqueeze(x, [0])],
         attributes,
-        family_version=current_version("ArgMax", b.opset),
+        family_version=current_version(node.op_type, b.opset),
         dtype=DT.INT64,
     )
     replace_node(node, b.squeeze(index, [0]))
-    return "rank-1 ArgMax on the input unsqueezed to rank 2"
+    return f"rank-1 {node.op_type} on the input unsqueezed to rank 2"
 
 
-DECOMPOSITIONS = [
-    Decomposition(
-        "arg_max_to_reduce_max",
-        "ArgMax",
-        to_reduce_max,
-        "ArgMax(x) → ReduceMin(Where(Or(Equal(x, ReduceMax(x)), IsNaN(x)), positions, "
-        "MAX)) (last index: reversed positions)",
-    ),
-    Decomposition(
-        "arg_max_select_last_index_to_reversal",
-        "ArgMax",
-        select_last_index_to_reversal,
-        "ArgMax(x){select_last_index=1} → n-1 - ArgMax(reverse(x))",
-    ),
-    Decomposition(
-        "arg_max_rank1_to_rank2",
-        "ArgMax",
-        rank1_to_rank2,
-        "ArgMax(x[n]) → Squeeze(ArgMax(Unsqueeze(x, [0])){axis=1}, [0])",
-    ),
-    *widening_decompositions("ArgMax"),
-]
+def decompositions(family: Extremum) -> list[Decomposition]:
+    """The family's arg decompositions, named `arg_max_...` / `arg_min_...`."""
+    op, reduce, name = family.arg, family.reduce, f"arg_{family.name}"
+    return [
+        Decomposition(
+            f"{name}_to_reduce_{family.name}",
+            op,
+            to_reduce,
+            f"{op}(x) → ReduceMin(Where(Or(Equal(x, {reduce}(x)), IsNaN(x)), positions, "
+            "MAX)) (last index: reversed positions)",
+        ),
+        Decomposition(
+            f"{name}_select_last_index_to_reversal",
+            op,
+            select_last_index_to_reversal,
+            f"{op}(x){{select_last_index=1}} → n-1 - {op}(reverse(x))",
+        ),
+        Decomposition(
+            f"{name}_rank1_to_rank2",
+            op,
+            rank1_to_rank2,
+            f"{op}(x[n]) → Squeeze({op}(Unsqueeze(x, [0])){{axis=1}}, [0])",
+        ),
+        *widening_decompositions(op),
+    ]
+
+
+DECOMPOSITIONS = [d for family in FAMILIES for d in decompositions(family)]

@@ -1,4 +1,5 @@
-"""Pieces that the Max, ReduceMax and ArgMax decompositions share.
+"""Pieces that the decompositions of both extremum families share (Max, ReduceMax, ArgMax and
+their Min twins; passes.extremum gives the family of a node from its op_type).
 
 A decomposition is `rewrite(node, b) -> str | None`, the shape of a version adapter: it
 replaces `node` with other ops written by `b` (a `passes.builder.Builder` at the model's
@@ -11,6 +12,7 @@ announced through `b.on_family`, at the schema version of the opset they are wri
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -18,6 +20,7 @@ import onnx
 import onnx_ir as ir
 
 from passes.builder import Builder, schema_version
+from passes.extremum import FAMILY_OF, Extremum
 from passes.graph_utils import replace_node, require_dtype
 
 DT = ir.DataType
@@ -99,15 +102,6 @@ def _onnx_type_name(dtype: DT) -> str:
     return {DT.FLOAT: "float", DT.DOUBLE: "double"}.get(dtype, dtype.name.lower())
 
 
-def type_minimum(dtype: DT) -> np.ndarray:
-    """The identity of max: what ReduceMax gives on an empty set (-inf, the minimum, False)."""
-    if dtype == DT.BOOL:
-        return np.array(False)
-    if dtype in FLOATS:
-        return np.array(-np.inf, dtype=dtype.numpy())
-    return np.array(np.iinfo(dtype.numpy()).min, dtype=dtype.numpy())
-
-
 def widen_node(
     node: ir.Node,
     b: Builder,
@@ -116,15 +110,17 @@ def widen_node(
 ) -> str:
     """Cast the data input(s) to `wide`, run the same op at the current version, cast back.
 
-    Max casts every input; ReduceMax and ArgMax only input 0 (axes stay int64). ArgMax's
-    int64 result needs no cast back. `pin_empty_set` raises the wide result to the narrow
-    type's minimum before narrowing: a ReduceMax over an empty set gives the wide type's
-    minimum, which the narrow type does not hold (int32's for a uint8 input).
+    Max/Min cast every input; the reductions and ArgMax/ArgMin only input 0 (axes stay
+    int64). An arg op's int64 result needs no cast back. `pin_empty_set` brings the wide
+    result to the narrow type's identity before narrowing: a ReduceMax over an empty set
+    gives the wide type's minimum, which the narrow type does not hold (int32's for a uint8
+    input), and a ReduceMin the wide type's maximum.
     """
+    family = FAMILY_OF[node.op_type]
     narrow = require_dtype(node, node.inputs[0], "widening casts from its element type")
-    data_count = len(node.inputs) if node.op_type == "Max" else 1
+    data_count = len(node.inputs) if node.op_type == family.elementwise else 1
     inputs = [b.cast(v, wide) if i < data_count else v for i, v in enumerate(node.inputs)]
-    out_dtype = DT.INT64 if node.op_type == "ArgMax" else wide
+    out_dtype = DT.INT64 if node.op_type == family.arg else wide
     result = b.op(
         node.op_type,
         inputs,
@@ -132,39 +128,45 @@ def widen_node(
         family_version=current_version(node.op_type, b.opset),
         dtype=out_dtype,
     )
-    if node.op_type != "ArgMax":
+    if node.op_type != family.arg:
         if pin_empty_set:
-            result = at_least(b, result, type_minimum(narrow).astype(wide.numpy()))
+            result = pinned(b, result, family, family.identity(narrow).astype(wide.numpy()))
         result = b.cast(result, narrow)
     replace_node(node, result)
-    pinned = ", empty set pinned to the narrow minimum" if pin_empty_set else ""
-    return f"{narrow.name} {node.op_type} computed exactly in {wide.name}{pinned}"
+    pinned_what = ", empty set pinned to the narrow identity" if pin_empty_set else ""
+    return f"{narrow.name} {node.op_type} computed exactly in {wide.name}{pinned_what}"
 
 
-def at_least(b: Builder, y: ir.Value, minimum: np.ndarray) -> ir.Value:
-    """max(y, minimum) for a scalar `minimum`, without Max: Clip where the opset's Clip takes
-    y's type (Clip-12 and later take integers), else Where(Less(y, m), m, y)."""
+def pinned(b: Builder, y: ir.Value, family: Extremum, bound: np.ndarray) -> ir.Value:
+    """family.pick(y, bound) for a scalar `bound`, without the family's ops: Clip where the
+    opset's Clip takes y's type (Clip-12 and later take integers), else
+    Where(beats(bound, y), bound, y)."""
     if schema_accepts("Clip", b.opset, y.dtype):
-        if b.opset < 11:
-            return b.op("Clip", [y], {"min": float(minimum)}, dtype=y.dtype, shape=y.shape)
-        return b.op("Clip", [y, b.const(minimum)], dtype=y.dtype, shape=y.shape)
-    m = b.const(minimum)
-    below = b.binary("Less", y, m, dtype=DT.BOOL)
-    return b.op("Where", [below, m, y], dtype=y.dtype, shape=y.shape)
+        return b.clip_pick(y, bound, family)
+    m = b.const(bound)
+    beaten = b.binary(family.beats, m, y, dtype=DT.BOOL)
+    return b.op("Where", [beaten, m, y], dtype=y.dtype, shape=y.shape)
 
 
-def elementwise_max(b: Builder, x: ir.Value, y: ir.Value) -> ir.Value:
-    """max(x, y) of one element type: Or for bool (False < True); Max where the opset's Max
-    takes the type (a family node, so a profile without Max lowers it in turn); else the
-    NaN-exact select form (`passes.decompose.max.select_max`)."""
-    from passes.decompose.max import select_max  # max.py imports this module
+def elementwise(b: Builder, family: Extremum, x: ir.Value, y: ir.Value) -> ir.Value:
+    """The family's elementwise op on x and y of one element type: for bool Or (Max) or And
+    (Min), as False < True; the op itself where the opset's schema takes the type (a family
+    node, so a profile without it lowers it in turn); else the NaN-exact select form
+    (`passes.decompose.max.select`)."""
+    from passes.decompose.max import select  # max.py imports this module
 
     dtype = x.dtype
     if dtype == DT.BOOL:
-        return b.op("Or", [x, y], dtype=DT.BOOL)
-    if dtype is not None and schema_accepts("Max", b.opset, dtype):
-        return b.op("Max", [x, y], family_version=current_version("Max", b.opset), dtype=dtype)
-    return select_max(b, x, y, dtype)
+        return b.op("Or" if family.direction > 0 else "And", [x, y], dtype=DT.BOOL)
+    op = family.elementwise
+    if dtype is not None and schema_accepts(op, b.opset, dtype):
+        return b.op(op, [x, y], family_version=current_version(op, b.opset), dtype=dtype)
+    return select(b, family, x, y, dtype)
+
+
+def snake_case(op_type: str) -> str:
+    """ReduceMax -> reduce_max: the prefix of an op's decomposition names."""
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", op_type).lower()
 
 
 def reduced_shape(b: Builder, x: ir.Value, axis: int, rank: int) -> ir.Value:
@@ -223,10 +225,9 @@ def widening_decompositions(
                 )
             return widen_node(node, b, wide, pin_empty_set=pin(node, wide) if pin else False)
 
-        snake = {"Max": "max", "ReduceMax": "reduce_max", "ArgMax": "arg_max"}[op_type]
-        back = "" if op_type == "ArgMax" else ", cast back"
+        back = "" if op_type == FAMILY_OF[op_type].arg else ", cast back"
         return Decomposition(
-            f"{snake}_widen_to_{wide.name.lower()}",
+            f"{snake_case(op_type)}_widen_to_{wide.name.lower()}",
             op_type,
             rewrite,
             f"{op_type}(x: T) → {op_type}(Cast(x, {wide.name})){back} (exact widening)",

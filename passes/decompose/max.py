@@ -1,4 +1,6 @@
-"""Exact decompositions of Max (elementwise, variadic, numpy broadcasting from opset 8).
+"""Exact decompositions of Max and of Min (elementwise, variadic, numpy broadcasting from
+opset 8): one set of rewrites, which read the family from the node (passes.extremum); for
+Min read Less for Greater, ReduceMin for ReduceMax, and `min_` for `max_` in the names.
 
     Max(a)                        →  Identity(a)
     Max(a, b, c)                  →  Max(Max(a, b), c)                      n-ary → binary chain
@@ -40,32 +42,38 @@ from passes.decompose.common import (
     schema_accepts,
     widening_decompositions,
 )
+from passes.extremum import FAMILIES, FAMILY_OF, Extremum
 from passes.graph_utils import replace_node
 
-SELECT_FORM = "Where(Or(Greater(a, b), IsNaN(a)), a, b) (integers: Where(Greater(a, b), a, b))"
+
+def select_form(family: Extremum) -> str:
+    beats = family.beats
+    return f"Where(Or({beats}(a, b), IsNaN(a)), a, b) (integers: Where({beats}(a, b), a, b))"
 
 
 def nary_to_binary_chain(node: ir.Node, b: Builder) -> str | None:
     inputs = list(node.inputs)
+    op = node.op_type
     if len(inputs) == 2:
         return None
     if len(inputs) == 1:
         replace_node(node, b.op("Identity", inputs, dtype=inputs[0].dtype))
-        return "single-input Max is the identity"
-    version = current_version("Max", b.opset)
+        return f"single-input {op} is the identity"
+    version = current_version(op, b.opset)
     result = inputs[0]
     for other in inputs[1:]:
-        result = b.op("Max", [result, other], family_version=version, dtype=inputs[0].dtype)
+        result = b.op(op, [result, other], family_version=version, dtype=inputs[0].dtype)
     replace_node(node, result)
-    return f"{len(inputs)}-input Max as a chain of {len(inputs) - 1} binary Max"
+    return f"{len(inputs)}-input {op} as a chain of {len(inputs) - 1} binary {op}"
 
 
 def binary_to_select(node: ir.Node, b: Builder) -> str | None:
     if len(node.inputs) != 2:
         return None
+    family = FAMILY_OF[node.op_type]
     a, c = node.inputs
-    replace_node(node, select_max(b, a, c, a.dtype))
-    return f"binary Max as {SELECT_FORM}"
+    replace_node(node, select(b, family, a, c, a.dtype))
+    return f"binary {node.op_type} as {select_form(family)}"
 
 
 def binary_to_arithmetic(node: ir.Node, b: Builder) -> str | None:
@@ -73,30 +81,33 @@ def binary_to_arithmetic(node: ir.Node, b: Builder) -> str | None:
 
     if len(node.inputs) != 2 or node.inputs[0].dtype not in SIGNED | UNSIGNED:
         return None
+    family = FAMILY_OF[node.op_type]
     a, c = node.inputs
-    require_accepts(b, "Greater", a.dtype, "the arithmetic form")
-    greater = b.op("Greater", [a, c], dtype=DT.BOOL)
-    replace_node(node, arithmetic_select(b, greater, a, c, a.dtype))
-    return f"binary {a.dtype.name} Max as a*[a > b] + b*[a <= b]"
+    require_accepts(b, family.beats, a.dtype, "the arithmetic form")
+    wins = b.op(family.beats, [a, c], dtype=DT.BOOL)
+    replace_node(node, arithmetic_select(b, wins, a, c, a.dtype))
+    wins_if, loses_if = (">", "<=") if family.direction > 0 else ("<", ">=")
+    return f"binary {a.dtype.name} {node.op_type} as a*[a {wins_if} b] + b*[a {loses_if} b]"
 
 
-def select_max(b: Builder, x: ir.Value, y: ir.Value, dtype: DT | None) -> ir.Value:
-    """max(x, y) without Max, NaN propagating; broadcasting as Max's (Where broadcasts)."""
+def select(b: Builder, family: Extremum, x: ir.Value, y: ir.Value, dtype: DT | None) -> ir.Value:
+    """The family's pick of x and y without its op, NaN propagating; broadcasting as Max's
+    (Where broadcasts)."""
     b.require("Where")
-    if dtype is not None and not schema_accepts("Greater", b.opset, dtype):
+    if dtype is not None and not schema_accepts(family.beats, b.opset, dtype):
         raise b.refuse(
-            f"the select form compares {dtype.name} values, and Greater at opset {b.opset} "
-            "does not take that type",
-            "a later target opset (Greater takes every numeric type from opset 9, bfloat16 "
-            "from 13)",
+            f"the select form compares {dtype.name} values, and {family.beats} at opset "
+            f"{b.opset} does not take that type",
+            f"a later target opset ({family.beats} takes every numeric type from opset 9, "
+            "bfloat16 from 13)",
         )
-    greater = b.op("Greater", [x, y], dtype=DT.BOOL)
+    wins = b.op(family.beats, [x, y], dtype=DT.BOOL)
     if dtype in FLOATS:
-        greater = b.op("Or", [greater, b.op("IsNaN", [x], dtype=DT.BOOL)], dtype=DT.BOOL)
+        wins = b.op("Or", [wins, b.op("IsNaN", [x], dtype=DT.BOOL)], dtype=DT.BOOL)
     elif dtype is None:  # type unknown: x != x is IsNaN for floats and false for integers
         not_self = b.op("Not", [b.op("Equal", [x, x], dtype=DT.BOOL)], dtype=DT.BOOL)
-        greater = b.op("Or", [greater, not_self], dtype=DT.BOOL)
-    return b.op("Where", [greater, x, y], dtype=dtype)
+        wins = b.op("Or", [wins, not_self], dtype=DT.BOOL)
+    return b.op("Where", [wins, x, y], dtype=dtype)
 
 
 def broadcasting_to_explicit(node: ir.Node, b: Builder) -> str | None:
@@ -133,32 +144,34 @@ def stack_and_reduce(node: ir.Node, b: Builder) -> str | None:
     if len(inputs) < 2:
         return None
     dtype = inputs[0].dtype
+    reduce = FAMILY_OF[node.op_type].reduce
     if dtype is None:
-        raise b.refuse("the stacked ReduceMax form needs the input type", "typed inputs")
+        raise b.refuse(f"the stacked {reduce} form needs the input type", "typed inputs")
     if not same_shapes(inputs):
         raise b.refuse(
-            "stacking the inputs for one ReduceMax needs them to have equal shapes",
+            f"stacking the inputs for one {reduce} needs them to have equal shapes",
             "equal input shapes (broadcasting made explicit first)",
         )
     stacked = b.op("Concat", [b.unsqueeze(v, [0]) for v in inputs], {"axis": 0}, dtype=dtype)
     result = b.with_axes(
-        "ReduceMax",
+        reduce,
         [stacked],
         [0],
         {"keepdims": 0},
-        family_version=current_version("ReduceMax", b.opset),
+        family_version=current_version(reduce, b.opset),
         dtype=dtype,
     )
     if dtype.is_floating_point():
         result = b.binary("Add", result, _nan_where_any_nan(b, inputs), dtype=dtype)
     replace_node(node, result)
-    return f"{len(inputs)}-input Max as ReduceMax over the inputs stacked on a new axis"
+    return f"{len(inputs)}-input {node.op_type} as {reduce} over the inputs stacked on a new axis"
 
 
 def _nan_where_any_nan(b: Builder, inputs: list[ir.Value]) -> ir.Value:
     """NaN where some input is NaN, else +0.0.
 
-    ReduceMax's result on a NaN is unspecified (onnxruntime drops it), but Max must give NaN;
+    ReduceMax's (ReduceMin's) result on a NaN is unspecified (onnxruntime drops it), but Max
+    (Min) must give NaN;
     adding this restores it, and adds +0.0 elsewhere (which only turns -0.0 into +0.0, an
     equal value). x is NaN when neither x < +inf nor x > -inf: this needs no IsNaN, Equal on
     floats or Where, so it works wherever the stacked form is needed (opset 7-8).
@@ -186,32 +199,44 @@ def _nan_where_any_nan(b: Builder, inputs: list[ir.Value]) -> ir.Value:
     return b.binary("Mul", ones_or_nan, b.scalar_like(0.0, dtype), dtype=dtype)
 
 
-DECOMPOSITIONS = [
-    Decomposition(
-        "max_nary_to_binary_chain",
-        "Max",
-        nary_to_binary_chain,
-        "Max(a, b, c) → Max(Max(a, b), c); Max(a) → Identity(a)",
-    ),
-    Decomposition("max_binary_to_select", "Max", binary_to_select, f"Max(a, b) → {SELECT_FORM}"),
-    Decomposition(
-        "max_binary_to_arithmetic",
-        "Max",
-        binary_to_arithmetic,
-        "Max(a, b), integers → a*Cast(c) + b*Cast(Not(c)), c = Greater(a, b)",
-    ),
-    Decomposition(
-        "max_broadcasting_to_explicit",
-        "Max",
-        broadcasting_to_explicit,
-        "Max(a, b) → Max(Expand(a, S), Expand(b, S)), S the static broadcast shape",
-    ),
-    Decomposition(
-        "max_stack_and_reduce",
-        "Max",
-        stack_and_reduce,
-        "Max(a, b) → ReduceMax(Concat(Unsqueeze(a, 0), Unsqueeze(b, 0)), axes=[0], keepdims=0)",
-        last_resort=True,
-    ),
-    *widening_decompositions("Max"),
-]
+def decompositions(family: Extremum) -> list[Decomposition]:
+    """The family's elementwise decompositions, named `max_...` / `min_...`."""
+    op, reduce, name = family.elementwise, family.reduce, family.name
+    return [
+        Decomposition(
+            f"{name}_nary_to_binary_chain",
+            op,
+            nary_to_binary_chain,
+            f"{op}(a, b, c) → {op}({op}(a, b), c); {op}(a) → Identity(a)",
+        ),
+        Decomposition(
+            f"{name}_binary_to_select",
+            op,
+            binary_to_select,
+            f"{op}(a, b) → {select_form(family)}",
+        ),
+        Decomposition(
+            f"{name}_binary_to_arithmetic",
+            op,
+            binary_to_arithmetic,
+            f"{op}(a, b), integers → a*Cast(c) + b*Cast(Not(c)), c = {family.beats}(a, b)",
+        ),
+        Decomposition(
+            f"{name}_broadcasting_to_explicit",
+            op,
+            broadcasting_to_explicit,
+            f"{op}(a, b) → {op}(Expand(a, S), Expand(b, S)), S the static broadcast shape",
+        ),
+        Decomposition(
+            f"{name}_stack_and_reduce",
+            op,
+            stack_and_reduce,
+            f"{op}(a, b) → {reduce}(Concat(Unsqueeze(a, 0), Unsqueeze(b, 0)), axes=[0], "
+            "keepdims=0)",
+            last_resort=True,
+        ),
+        *widening_decompositions(op),
+    ]
+
+
+DECOMPOSITIONS = [d for family in FAMILIES for d in decompositions(family)]

@@ -1,4 +1,6 @@
-"""Exact decompositions of ReduceMax (axes an attribute before opset 18, an input from 18).
+"""Exact decompositions of ReduceMax and of ReduceMin (axes an attribute before opset 18, an
+input from 18): one set of rewrites for both families (passes.extremum). For ReduceMin read
+min for max and the type's maximum (+inf, True) for its minimum; names are `reduce_min_...`.
 
     ReduceMax(x){axes=[0, 2]}          →  ReduceMax(ReduceMax(x){axes=[2]}){axes=[0]}
                                           one axis at a time, the highest first, so that
@@ -42,14 +44,14 @@ from passes.decompose.common import (
     FLOATS,
     Decomposition,
     current_version,
-    elementwise_max,
+    elementwise,
     filled,
     kept_shape,
     non_negative_axes,
     reduced_shape,
-    type_minimum,
     widening_decompositions,
 )
+from passes.extremum import FAMILIES, FAMILY_OF, Extremum
 from passes.graph_utils import (
     constant_ints,
     replace_node,
@@ -74,14 +76,15 @@ def read_axes(node: ir.Node) -> tuple[list[int] | None, int, int]:
     return axes, keepdims, noop
 
 
-def reduce_one_axis(b: Builder, x: ir.Value, axis: int, keepdims: int) -> ir.Value:
-    """A single-axis ReduceMax spelt for the builder's opset (a family node)."""
+def reduce_one_axis(b: Builder, op: str, x: ir.Value, axis: int, keepdims: int) -> ir.Value:
+    """A single-axis `op` (ReduceMax or ReduceMin) spelt for the builder's opset (a family
+    node)."""
     return b.with_axes(
-        "ReduceMax",
+        op,
         [x],
         [axis],
         {"keepdims": keepdims},
-        family_version=current_version("ReduceMax", b.opset),
+        family_version=current_version(op, b.opset),
         dtype=x.dtype,
     )
 
@@ -102,15 +105,15 @@ def axes_to_chain(node: ir.Node, b: Builder) -> str | None:
         axes = list(range(rank))
         if rank == 0:
             replace_node(node, b.op("Identity", [x], dtype=x.dtype))
-            return "ReduceMax of a scalar is the identity"
+            return f"{node.op_type} of a scalar is the identity"
     if rank is not None:
         axes = non_negative_axes(node, axes, rank, b)
     order = sorted(set(axes), reverse=True)
     result = x
     for axis in order:
-        result = reduce_one_axis(b, result, axis, keepdims)
+        result = reduce_one_axis(b, node.op_type, result, axis, keepdims)
     replace_node(node, result)
-    return f"axes {order} reduced one at a time ({len(order)} single-axis ReduceMax)"
+    return f"axes {order} reduced one at a time ({len(order)} single-axis {node.op_type})"
 
 
 def runtime_axes_to_constant(node: ir.Node, b: Builder) -> str | None:
@@ -120,23 +123,25 @@ def runtime_axes_to_constant(node: ir.Node, b: Builder) -> str | None:
     return reduce_axes.axes_input_to_attribute(node, b)
 
 
-def _single_axis(node: ir.Node, b: Builder, why: str) -> tuple[ir.Value, int, int, DT] | None:
-    """(data, axis made non-negative, rank, element type) when the node reduces one constant
-    axis, else None."""
+def _single_axis(
+    node: ir.Node, b: Builder, why: str
+) -> tuple[ir.Value, int, int, DT, Extremum] | None:
+    """(data, axis made non-negative, rank, element type, family) when the node reduces one
+    constant axis, else None."""
     axes, _, _ = read_axes(node)
     if axes is None or len(axes) != 1:
         return None
     x = node.inputs[0]
     rank = require_rank(node, x, why)
-    dtype = require_dtype(node, x, "the empty-set value and max depend on it")
-    return x, non_negative_axes(node, axes, rank, b)[0], rank, dtype
+    dtype = require_dtype(node, x, "the empty-set value and the comparison depend on it")
+    return x, non_negative_axes(node, axes, rank, b)[0], rank, dtype, FAMILY_OF[node.op_type]
 
 
 def slice_tree(node: ir.Node, b: Builder) -> str | None:
     single = _single_axis(node, b, "the Slice tree needs the axis made non-negative")
     if single is None:
         return None
-    x, axis, rank, dtype = single
+    x, axis, rank, dtype, family = single
     length = static_dim(x, axis)
     if length is None:
         raise b.refuse(
@@ -145,15 +150,15 @@ def slice_tree(node: ir.Node, b: Builder) -> str | None:
         )
     keepdims = node.attributes.get_int("keepdims", 1)
     if length == 0:
-        result = filled(b, type_minimum(dtype), reduced_shape(b, x, axis, rank), None)
-        what = "an empty reduced axis gives the type's minimum"
+        result = filled(b, family.identity(dtype), reduced_shape(b, x, axis, rank), None)
+        what = f"an empty reduced axis gives {node.op_type}'s identity"
     else:
         result, n, levels = x, length, 0
         while n > 1:
             half = (n + 1) // 2
             low = b.slice(result, [0], [half], [axis])
             high = b.slice(result, [n - half], [n], [axis])
-            result, n, levels = elementwise_max(b, low, high), half, levels + 1
+            result, n, levels = elementwise(b, family, low, high), half, levels + 1
         what = f"axis {axis} of length {length} reduced by a {levels}-level Slice tree"
     if not keepdims:
         result = b.squeeze(result, [axis])
@@ -167,9 +172,9 @@ def loop(node: ir.Node, b: Builder) -> str | None:
     single = _single_axis(node, b, "the Loop form needs the kept shape")
     if single is None:
         return None
-    x, axis, rank, dtype = single
+    x, axis, rank, dtype, family = single
     keep_shape = kept_shape(x.shape, axis)
-    start = filled(b, type_minimum(dtype), reduced_shape(b, x, axis, rank), keep_shape)
+    start = filled(b, family.identity(dtype), reduced_shape(b, x, axis, rank), keep_shape)
     count = b.axis_length(x, axis)
     body = b.sub_builder()
     iteration = ir.Value(
@@ -183,7 +188,7 @@ def loop(node: ir.Node, b: Builder) -> str | None:
     )
     piece = body.op("Gather", [x, iteration], {"axis": axis}, dtype=dtype)
     piece = body.unsqueeze(piece, [axis])
-    updated = elementwise_max(body, accumulator, piece)
+    updated = elementwise(body, family, accumulator, piece)
     body_graph = ir.Graph(
         inputs=[iteration, condition, accumulator],
         outputs=[body.op("Identity", [condition], dtype=DT.BOOL), updated],
@@ -201,6 +206,7 @@ def loop(node: ir.Node, b: Builder) -> str | None:
 
 def _needs_pin(node: ir.Node, wide: DT) -> bool:
     narrow = node.inputs[0].dtype
+    # Floats: ±inf narrows to ±inf. bool in uint8: 0 is False and 255 is True.
     if narrow in FLOATS or (narrow == DT.BOOL and wide == DT.UINT8):
         return False
     return not reduces_nonempty_set(node)
@@ -221,31 +227,38 @@ def reduces_nonempty_set(node: ir.Node) -> bool:
     return len(dims) == len(axes) and all(d is not None and d > 0 for d in dims)
 
 
-DECOMPOSITIONS = [
-    Decomposition(
-        "reduce_max_axes_to_chain",
-        "ReduceMax",
-        axes_to_chain,
-        "ReduceMax(x){axes=[a, b]} → ReduceMax(ReduceMax(x){axes=[b]}){axes=[a]}",
-    ),
-    Decomposition(
-        "reduce_max_runtime_axes_to_constant",
-        "ReduceMax",
-        runtime_axes_to_constant,
-        "ReduceMax(x, axes) → per axis i: Concat(Tile(ReduceMax(x){axes=[i]}, r), "
-        "Tile(x, 1-r)), r = [i in axes]",
-    ),
-    Decomposition(
-        "reduce_max_slice_tree",
-        "ReduceMax",
-        slice_tree,
-        "ReduceMax(x){axes=[a]} → log-depth tree of max(Slice, Slice) (static dim)",
-    ),
-    Decomposition(
-        "reduce_max_loop",
-        "ReduceMax",
-        loop,
-        "ReduceMax(x){axes=[a]} → Loop: acc = max(acc, x[i]) from the type's minimum",
-    ),
-    *widening_decompositions("ReduceMax", pin=_needs_pin),
-]
+def decompositions(family: Extremum) -> list[Decomposition]:
+    """The family's reduction decompositions, named `reduce_max_...` / `reduce_min_...`."""
+    op, name = family.reduce, f"reduce_{family.name}"
+    return [
+        Decomposition(
+            f"{name}_axes_to_chain",
+            op,
+            axes_to_chain,
+            f"{op}(x){{axes=[a, b]}} → {op}({op}(x){{axes=[b]}}){{axes=[a]}}",
+        ),
+        Decomposition(
+            f"{name}_runtime_axes_to_constant",
+            op,
+            runtime_axes_to_constant,
+            f"{op}(x, axes) → per axis i: Concat(Tile({op}(x){{axes=[i]}}, r), "
+            "Tile(x, 1-r)), r = [i in axes]",
+        ),
+        Decomposition(
+            f"{name}_slice_tree",
+            op,
+            slice_tree,
+            f"{op}(x){{axes=[a]}} → log-depth tree of {family.name}(Slice, Slice) (static dim)",
+        ),
+        Decomposition(
+            f"{name}_loop",
+            op,
+            loop,
+            f"{op}(x){{axes=[a]}} → Loop: acc = {family.name}(acc, x[i]) from the type's "
+            + ("minimum" if family.direction > 0 else "maximum"),
+        ),
+        *widening_decompositions(op, pin=_needs_pin),
+    ]
+
+
+DECOMPOSITIONS = [d for family in FAMILIES for d in decompositions(family)]

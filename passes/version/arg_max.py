@@ -1,8 +1,10 @@
-"""ArgMax adapters between neighbouring schema versions (1, 11, 12, 13).
+"""ArgMax and ArgMin adapters between neighbouring schema versions (1, 11, 12, 13): the same
+adapters for both (the family of a node is its op_type; nothing here compares values).
 
     up,   any step                      →  unchanged (each version only widened the op)
     13 → 12, bfloat16 input             →  refused: no op below opset 13 reads bfloat16
     12 → 11, select_last_index=1        →  reverse the axis, ArgMax (first), index n-1-i
+                                            (ArgMin: reverse, ArgMin, n-1-i)
     12 → 11, select_last_index=0        →  the attribute is dropped
     11 → 1, negative axis               →  axis + rank (needs a static rank)
 
@@ -21,6 +23,7 @@ import numpy as np
 import onnx_ir as ir
 
 from passes.builder import Builder
+from passes.extremum import FAMILIES
 from passes.graph_utils import replace_node, require_rank, static_dim
 from passes.version import common
 
@@ -31,8 +34,9 @@ MAX_INDEX_CONSTANT = 1 << 16
 
 def select_last_index_to_reversal(node: ir.Node, b: Builder) -> str | None:
     """ArgMax{select_last_index=1} as n-1 minus the first index of the reversed axis, the
-    inner node an ArgMax-11; also the decomposition `arg_max_select_last_index_to_reversal`
-    (passes.legalize.apply walks that ArgMax-11 up to the opset)."""
+    inner node an ArgMax-11 (ArgMin likewise); also the decompositions
+    `arg_max_select_last_index_to_reversal` and `arg_min_...` (passes.legalize.apply walks
+    that inner node up to the opset)."""
     attrs = node.attributes
     if attrs.get_int("select_last_index", 0) == 0:
         return "dropped select_last_index=0" if attrs.pop("select_last_index", None) else None
@@ -55,7 +59,7 @@ def select_last_index_to_reversal(node: ir.Node, b: Builder) -> str | None:
         )
     flipped.shape = x.shape  # reversing keeps the shape; later steps may need the rank
     first = b.op(
-        "ArgMax",
+        node.op_type,
         [flipped],
         {"axis": axis, "keepdims": keepdims},
         family_version=11,
@@ -78,7 +82,7 @@ def select_last_index_to_reversal(node: ir.Node, b: Builder) -> str | None:
             last = b.binary("Sub", n, one, dtype=ir.DataType.INT64)
         index = b.binary("Sub", last, first, dtype=ir.DataType.INT64)
     replace_node(node, index)
-    return "select_last_index=1 rewritten as reverse + ArgMax + index mapping"
+    return f"select_last_index=1 rewritten as reverse + {node.op_type} + index mapping"
 
 
 def _axis_at_opset(node: ir.Node, b: Builder, x: ir.Value, axis: int) -> int:
@@ -88,11 +92,12 @@ def _axis_at_opset(node: ir.Node, b: Builder, x: ir.Value, axis: int) -> int:
     return axis + require_rank(node, x, f"the negative axis {axis} must be made non-negative")
 
 
-ADAPTERS = {
-    ("ArgMax", 1, 11): common.unchanged,
-    ("ArgMax", 11, 1): common.normalise_axis_attribute,
-    ("ArgMax", 11, 12): common.unchanged,
-    ("ArgMax", 12, 11): select_last_index_to_reversal,
-    ("ArgMax", 12, 13): common.unchanged,
-    ("ArgMax", 13, 12): common.refuse_bfloat16,
+_STEPS = {
+    (1, 11): common.unchanged,
+    (11, 1): common.normalise_axis_attribute,
+    (11, 12): common.unchanged,
+    (12, 11): select_last_index_to_reversal,
+    (12, 13): common.unchanged,
+    (13, 12): common.refuse_bfloat16,
 }
+ADAPTERS = {(f.arg, *step): adapter for f in FAMILIES for step, adapter in _STEPS.items()}

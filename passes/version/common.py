@@ -7,7 +7,10 @@ from collections.abc import Callable
 import onnx_ir as ir
 
 from passes.builder import Builder
+from passes.extremum import FAMILIES
 from passes.graph_utils import replace_node, require_rank
+
+ELEMENTWISE = frozenset(f.elementwise for f in FAMILIES)  # Max, Min: variadic, all data
 
 
 def type_only(adapter: Callable) -> Callable:
@@ -90,12 +93,12 @@ def compute_in_wider_type(
     """Cast every input to `wide`, run the same op at `family_version`, cast back.
 
     `finish` runs on the wide result before the narrowing cast (used to pin the empty-set
-    result of a reduction to the narrow type's minimum). Returns the narrow result, already
+    result of a reduction to the narrow type's identity). Returns the narrow result, already
     standing in for `node`.
     """
     narrow = node.inputs[0].dtype
-    # Max: every input is data. ReduceMax: input 0 is data, input 1 (axes) stays int64.
-    data_count = len(node.inputs) if node.op_type == "Max" else 1
+    # Max/Min: every input is data. ReduceMax/Min: input 0 is data, input 1 (axes) stays int64.
+    data_count = len(node.inputs) if node.op_type in ELEMENTWISE else 1
     wide_inputs = [b.cast(v, wide) if i < data_count else v for i, v in enumerate(node.inputs)]
     wide_out = b.op(
         node.op_type, wide_inputs, dict(node.attributes), family_version=family_version, dtype=wide

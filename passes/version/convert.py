@@ -1,4 +1,5 @@
-"""ConvertFamilyPass: bring every Max / ReduceMax / ArgMax node to a target opset.
+"""ConvertFamilyPass: bring every Max / ReduceMax / ArgMax node, and every Min / ReduceMin /
+ArgMin node, to a target opset.
 
     Max-8(a, b) at opset 8, target 13   →  Max-13(a, b)
     ReduceMax-18(x, axes) at 18, target 13  →  ReduceMax-13(x) {axes=[...]}
@@ -51,7 +52,7 @@ class FamilyResult(ir.passes.PassResult):
 
 
 class ConvertFamilyPass(ir.passes.InPlacePass):
-    """Convert the Max family to `target_opset` exactly, or raise ConversionError.
+    """Convert both families to `target_opset` exactly, or raise ConversionError.
 
     It moves the default-domain opset import of each graph and function to the target
     (ConvertToOpsetPass, which runs it, owns the import and normalises it)."""

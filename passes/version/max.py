@@ -1,10 +1,11 @@
-"""Max adapters between neighbouring schema versions (1, 6, 8, 12, 13).
+"""Max and Min adapters between neighbouring schema versions (1, 6, 8, 12, 13): one set of
+adapters, which read the family (passes.extremum) from the node, so Min is Max's mirror.
 
     1 → 6, consumed_inputs              →  the attribute is dropped (it never had meaning)
     8 → 6, inputs of different shapes   →  Unsqueeze + Tile each input to the common shape
     12 → 8, int8/int16/uint8/uint16     →  Cast to float32, Max, Cast back   (exact: < 2^24)
     12 → 8, int32/uint32                →  Cast to float64, Max, Cast back   (exact: < 2^53)
-    12 → 8, int64/uint64, opset ≥ 9     →  Where(Greater(a, b), a, b), chained
+    12 → 8, int64/uint64, opset ≥ 9     →  Where(Greater(a, b), a, b), chained (Min: Less)
     12 → 8, int64/uint64, opset 7-8     →  exact comparison from float64 order plus the
                                             int64 difference of near-equal values; select by
                                             a*m + b*(1-m)
@@ -14,7 +15,8 @@
 int32 → float32 and int64 → float64 are not exact, so they are never used. Casting to a
 float type is monotonic, which is why `float64(a) > float64(b)` proves `a > b`; when the
 two round to the same float64 they differ by less than 2^12, so their int64 difference is
-exact and decides.
+exact and decides. Min is not Max of the negated inputs: -INT64_MIN wraps, so each form
+names the family's own comparison instead.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import numpy as np
 import onnx_ir as ir
 
 from passes.builder import Builder
+from passes.extremum import FAMILIES, FAMILY_OF, Extremum
 from passes.graph_utils import replace_node, require_rank
 from passes.version import common
 
@@ -39,12 +42,12 @@ def drop_consumed_inputs(node: ir.Node, b: Builder) -> str | None:
 
 
 def broadcasting_to_explicit(node: ir.Node, b: Builder) -> str | None:
-    """Max-6 and older need equal shapes: tile every input to the broadcast shape."""
+    """Max-6 and Min-6 and older need equal shapes: tile every input to the broadcast shape."""
     inputs = list(node.inputs)
     if len(inputs) == 1 or _all_same_static_shape(inputs):
         return None
     ranks = [
-        require_rank(node, v, "Max below opset 8 needs its broadcasting made explicit")
+        require_rank(node, v, f"{node.op_type} below opset 8 needs its broadcasting made explicit")
         for v in inputs
     ]
     out_rank = max(ranks)
@@ -85,7 +88,7 @@ def _tile_dynamic(node: ir.Node, b: Builder, padded: list[ir.Value]) -> list[ir.
     """Repeats from run-time shapes: common = s + (t - s)*[s == 1]; r = 1 + (common-1)*[t == 1]."""
     if b.opset < 6:
         raise b.refuse(
-            "Max below opset 8 needs its broadcasting made explicit, and with "
+            f"{node.op_type} below opset 8 needs its broadcasting made explicit, and with "
             "dynamic dims that needs integer arithmetic, which ONNX has from opset 6",
             "static input shapes, or target opset 6 or later",
         )
@@ -116,47 +119,53 @@ def _tile_dynamic(node: ir.Node, b: Builder, padded: list[ir.Value]) -> list[ir.
 
 @common.type_only
 def integers_to_exact_form(node: ir.Node, b: Builder) -> str | None:
-    """Max-8 is float-only: widen small integers exactly; compare 64-bit ones exactly."""
-    dtype = common.require_known_dtype(node, b, "Max below opset 12 is rewritten for integers")
+    """Max-8 and Min-8 are float-only: widen small integers exactly; compare 64-bit ones
+    exactly."""
+    op = node.op_type
+    dtype = common.require_known_dtype(node, b, f"{op} below opset 12 is rewritten for integers")
     if dtype in _FLOATS:
         return None
     if len(node.inputs) == 1:
         replace_node(node, b.op("Identity", [node.inputs[0]], dtype=dtype))
-        return "single-input Max on integers is the identity"
+        return f"single-input {op} on integers is the identity"
     if dtype in _EXACT_IN_FLOAT32 | _EXACT_IN_FLOAT64:
         wide = DT.FLOAT if dtype in _EXACT_IN_FLOAT32 else DT.DOUBLE
         common.compute_in_wider_type(node, b, wide, family_version=8)
-        return f"{dtype.name} Max computed exactly in {wide.name}"
+        return f"{dtype.name} {op} computed exactly in {wide.name}"
     if b.opset >= 9:
-        select = _where_max
+        select = _where_pick
     elif b.opset >= 7 or (b.opset == 6 and _all_same_static_shape(list(node.inputs))):
-        select = _arithmetic_max
+        select = _arithmetic_pick
     else:
         raise b.refuse(
-            f"{dtype.name} Max below opset 12 needs exact integer arithmetic, which ONNX has "
+            f"{dtype.name} {op} below opset 12 needs exact integer arithmetic, which ONNX has "
             "from opset 6 (from 7 with broadcasting)",
             "target opset 7 or later (6 if all inputs have the same static shape)",
         )
+    family = FAMILY_OF[op]
     result = node.inputs[0]
     for other in node.inputs[1:]:
-        result = select(b, result, other, dtype)
+        result = select(b, family, result, other, dtype)
     replace_node(node, result)
-    return f"{dtype.name} Max rewritten as an exact comparison and select"
+    return f"{dtype.name} {op} rewritten as an exact comparison and select"
 
 
-def _where_max(b: Builder, x: ir.Value, y: ir.Value, dtype: DT) -> ir.Value:
-    greater = b.op("Greater", [x, y], dtype=DT.BOOL)
-    return b.op("Where", [greater, x, y], dtype=dtype)
+def _where_pick(b: Builder, family: Extremum, x: ir.Value, y: ir.Value, dtype: DT) -> ir.Value:
+    wins = b.op(family.beats, [x, y], dtype=DT.BOOL)
+    return b.op("Where", [wins, x, y], dtype=dtype)
 
 
-def _arithmetic_max(b: Builder, x: ir.Value, y: ir.Value, dtype: DT) -> ir.Value:
+def _arithmetic_pick(b: Builder, family: Extremum, x: ir.Value, y: ir.Value, dtype: DT) -> ir.Value:
     f64 = DT.DOUBLE
     fx, fy = b.cast(x, f64), b.cast(y, f64)
-    above = b.op("Greater", [fx, fy], dtype=DT.BOOL)
-    below = b.op("Less", [fx, fy], dtype=DT.BOOL)
-    tied = b.op("Not", [b.op("Or", [above, below], dtype=DT.BOOL)], dtype=DT.BOOL)
-    # For tied values |x - y| < 2^12; for uint64 a negative difference wraps above 2^63.
-    difference = b.cast(b.op("Sub", [x, y], dtype=dtype), f64)
+    mirror = next(f for f in FAMILIES if f is not family)  # its beats: the other order
+    wins = b.op(family.beats, [fx, fy], dtype=DT.BOOL)
+    loses = b.op(mirror.beats, [fx, fy], dtype=DT.BOOL)
+    tied = b.op("Not", [b.op("Or", [wins, loses], dtype=DT.BOOL)], dtype=DT.BOOL)
+    # Among tied values x wins when winner - loser is positive: x - y for Max, y - x for Min.
+    # |x - y| < 2^12 there; for uint64 a negative difference wraps above 2^63.
+    ahead, behind = (x, y) if family.direction > 0 else (y, x)
+    difference = b.cast(b.op("Sub", [ahead, behind], dtype=dtype), f64)
     small_positive = b.op(
         "And",
         [
@@ -165,17 +174,18 @@ def _arithmetic_max(b: Builder, x: ir.Value, y: ir.Value, dtype: DT) -> ir.Value
         ],
         dtype=DT.BOOL,
     )
-    x_wins = b.op("Or", [above, b.op("And", [tied, small_positive], dtype=DT.BOOL)], dtype=DT.BOOL)
+    x_wins = b.op("Or", [wins, b.op("And", [tied, small_positive], dtype=DT.BOOL)], dtype=DT.BOOL)
     return b.arithmetic_select(x_wins, x, y, dtype)
 
 
-ADAPTERS = {
-    ("Max", 1, 6): drop_consumed_inputs,
-    ("Max", 6, 1): common.unchanged,
-    ("Max", 6, 8): common.unchanged,
-    ("Max", 8, 6): broadcasting_to_explicit,
-    ("Max", 8, 12): common.unchanged,
-    ("Max", 12, 8): integers_to_exact_form,
-    ("Max", 12, 13): common.unchanged,
-    ("Max", 13, 12): common.refuse_bfloat16,
+_STEPS = {
+    (1, 6): drop_consumed_inputs,
+    (6, 1): common.unchanged,
+    (6, 8): common.unchanged,
+    (8, 6): broadcasting_to_explicit,
+    (8, 12): common.unchanged,
+    (12, 8): integers_to_exact_form,
+    (12, 13): common.unchanged,
+    (13, 12): common.refuse_bfloat16,
 }
+ADAPTERS = {(f.elementwise, *step): adapter for f in FAMILIES for step, adapter in _STEPS.items()}

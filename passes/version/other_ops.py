@@ -7,7 +7,7 @@
     LayerNormalization-17(x, s, b), to 13         →  its ONNX function body, at opset 13
     Trilu-14(x), to 13                            →  ConversionError (no form below 14)
 
-For each node outside the Max family whose schema version differs between the source and
+For each node outside the Max and Min families whose schema version differs between the source and
 the target, in the main graph, in subgraphs and in model-local functions, in this order:
 
 1. Drop attributes the target does not know when they hold their default

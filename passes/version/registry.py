@@ -1,6 +1,7 @@
 """The adapters between neighbouring schema versions, keyed by (op, from, to).
 
-Every neighbouring pair of versions of Max, ReduceMax and ArgMax has an entry in both
+Every neighbouring pair of versions of Max, ReduceMax and ArgMax, and of their Min twins,
+has an entry in both
 directions, even where nothing changes, so that coverage can be checked against
 `onnx.defs` rather than assumed (tests/test_round_trips_and_scopes.py,
 test_every_neighbouring_version_pair_has_an_adapter_both_ways).

@@ -9,8 +9,8 @@ The one conversion pass: it runs, in this order,
    function that takes an attribute from its call gets the value, where every call gives
    the same one), then InferFunctionTypesPass (function inputs are untyped, and the
    adapters need dtypes and ranks);
-2. ConvertFamilyPass: Max, ReduceMax and ArgMax, one schema version at a time. It goes
-   first because it removes constants (axes) that only family nodes used;
+2. ConvertFamilyPass: Max, ReduceMax, ArgMax and their Min twins, one schema version at a
+   time. It goes first because it removes constants (axes) that only family nodes used;
 3. ConvertOtherOpsPass: every other default-domain node (relabel, own adapter, one node
    through onnx.version_converter, function body, or refusal);
 
