@@ -136,9 +136,14 @@ def _half_svg(half: Half, badges: dict[str, int], diverging: str | None, group: 
     return _Drawn("".join(body), placed.width, placed.height)
 
 
+def operations(nodes: list[onnx.NodeProto]) -> int:
+    """The nodes drawn as boxes (constants are folded into their readers)."""
+    return sum(1 for n in nodes if not _is_constant(n))
+
+
 def collapses(nodes: list[onnx.NodeProto]) -> bool:
     """Whether a replacement is drawn as one group (more than COLLAPSE_AT operations)."""
-    return sum(1 for n in nodes if not _is_constant(n)) > COLLAPSE_AT
+    return operations(nodes) > COLLAPSE_AT
 
 
 def _is_constant(node: onnx.NodeProto) -> bool:

@@ -77,4 +77,6 @@ def layout(
             paths.append((e.v[0].data, e.v[1].data, [(x + dx, y + dy) for x, y in points]))
         left += max_x - min_x + X_GAP
         height = max(height, max_y - min_y + 2 * X_GAP)
+    order = {pair: k for k, pair in enumerate(dict.fromkeys(edges))}  # (a stable page)
+    paths.sort(key=lambda path: order[path[0], path[1]])
     return Placed(centres, paths, left, height)

@@ -10,7 +10,7 @@ from html import escape
 
 import onnx
 
-from maxlower.report.drawing import PALETTE, Half, collapses, site_svg
+from maxlower.report.drawing import PALETTE, Half, collapses, operations, site_svg
 from maxlower.report.sites import Record, Site, op_counts, producers_of, scopes, sites
 
 
@@ -177,7 +177,8 @@ def _site_html(number: int, stage: Stage, site: Site, diverging: str | None) -> 
             css_class="site-drawing-full",
         )
         full = (
-            f"<details><summary>Show all {len(site.after)} nodes of the replacement</summary>"
+            f"<details><summary>Show all {operations(site.after)} operations of the "
+            "replacement</summary>"
             f'<div class="scroll">{whole}</div></details>'
         )
     path = " <span aria-hidden='true'>›</span> ".join(
