@@ -5,6 +5,7 @@ a filterable table of every node that changed version."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Iterable
 from html import escape
 
@@ -12,6 +13,8 @@ import onnx
 
 from maxlower.report.drawing import PALETTE, Half, collapses, operations, site_svg
 from maxlower.report.sites import Record, Site, op_counts, producers_of, scopes, sites
+
+TABLE_ROWS = 2000  # rows of the version table shown at once (the filter reaches them all)
 
 
 @dataclasses.dataclass
@@ -80,16 +83,15 @@ def _summary(facts: Facts, stages: list[Stage], drawn, verification) -> str:
     opsets = _opset(facts.source_opset)
     if facts.target_opset is not None:
         opsets += f" → {_opset(facts.target_opset)}"
-    items = [
-        ("Job", facts.job),
-        ("Opset", opsets),
-        ("Profile", facts.profile or "none"),
+    items = [  # (label, HTML)
+        ("Job", escape(facts.job)),
+        ("Opset", escape(opsets)),
+        ("Profile", escape(facts.profile or "none")),
         ("Rewrite sites drawn", str(len(drawn))),
         ("Time taken", f'<span id="elapsed">{facts.seconds:.2f} s</span>'),
         ("Verdict", _verdict(verification)),
     ]
-    rows = "".join(f"<tr><th scope='row'>{k}</th><td>{v}</td></tr>" for k, v in items[:5])
-    rows += f"<tr><th scope='row'>{items[5][0]}</th><td>{items[5][1]}</td></tr>"
+    rows = "".join(f"<tr><th scope='row'>{k}</th><td>{v}</td></tr>" for k, v in items)
     kind_rows = (
         "".join(
             f"<tr><td>{escape(kind)}</td><td class='num'>{n:,}</td></tr>"
@@ -156,8 +158,9 @@ def _legend() -> str:
         '<p class="legend">Each drawing shows the node <strong>BEFORE</strong> (left) and '
         "what replaced it <strong>AFTER</strong> (right). Values both sides share carry the "
         "same number (and colour); hover a box for its inputs, outputs, types and attributes. "
-        "A replacement of more than 30 nodes is drawn as one group: open "
-        "<em>Show all nodes</em> under it for the whole graph.</p>"
+        "A replacement of more than 30 operations is drawn as one group: open "
+        "<em>Show all … operations</em> under it for the whole graph. Constants are "
+        "folded into the nodes that read them (hover to see their values).</p>"
     )
 
 
@@ -356,33 +359,42 @@ def _divergence_drawing(stages, drawn, value: str) -> str:
 
 
 def _versions_section(stages: list[Stage], drawn) -> str:
+    """The table of every node that changed, as data the page's script shows and filters:
+    a model can relabel 50,000 nodes, and as rows of HTML that is 8 MB the browser lays
+    out at once; as data (each distinct name and change written once) it is a tenth of
+    that, and the script shows the first TABLE_ROWS rows that match the filter."""
     drawing_of = {}
     for k, (stage, site) in enumerate(drawn):
         drawing_of.setdefault((stage.name, site.where, site.node), k + 1)
-    rows = []
+    names: dict[str, int] = {}
+    changes: dict[tuple[str, ...], int] = {}
+    rows: list[int] = []  # (name, change, drawing) for each row, flat
     for stage in stages:
         for r in stage.records:
-            k = drawing_of.get((stage.name, r.where, r.node))
-            link = f"<a href='#site-{k}'>rewrite {k}</a>" if k else ""
-            rows.append(
-                f"<tr><td>{escape(r.node)}</td><td>{escape(r.op_type)}</td><td>{escape(r.step)}</td>"
-                f"<td>{escape(r.kind)}</td><td>{escape(r.message)}</td><td>{escape(r.where)}</td>"
-                f"<td>{link}</td></tr>"
-            )
-    total = len(rows)
+            change = (r.op_type, r.step, r.kind, r.message, r.where)
+            rows += [
+                names.setdefault(r.node, len(names)),
+                changes.setdefault(change, len(changes)),
+                drawing_of.get((stage.name, r.where, r.node), 0),
+            ]
+    data = json.dumps({"names": list(names), "changes": list(changes), "rows": rows})
+    data = data.replace("<", "\\u003c")  # no "</script>" or "<!--" can end the data early
+    total = len(rows) // 3
     return (
         '<section id="versions" aria-labelledby="versions-h">'
         f'<h2 id="versions-h">Every node that changed ({total:,})</h2>'
-        '<p><label for="filter">Filter the table (node, op, step, kind, message or place): </label>'
-        '<input type="search" id="filter" autocomplete="off" '
-        'placeholder="e.g. ReduceMax or 18→13"> '
-        f'<span role="status" aria-live="polite">showing <span id="shown">{total:,}</span> '
-        f"of {total:,} rows</span></p>"
-        '<div class="scroll"><table id="version-table"><thead><tr>'
+        '<p><label for="filter">Filter the table (node, op, step, kind, message or place): '
+        '</label><input type="search" id="filter" autocomplete="off" '
+        'placeholder="e.g. ReduceMax or 18→13"> <span id="table-status" role="status" '
+        f'aria-live="polite">{total:,} rows</span></p>'
+        "<noscript><p>The table needs JavaScript; the drawings above do not.</p></noscript>"
+        '<div class="scroll"><table id="version-table" data-limit="'
+        f'{TABLE_ROWS}"><thead><tr>'
         "<th scope='col'>node</th><th scope='col'>op</th><th scope='col'>from → to</th>"
         "<th scope='col'>how</th><th scope='col'>what was done</th><th scope='col'>where</th>"
-        f"<th scope='col'>drawing</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
-        "</section>"
+        "<th scope='col'>drawing</th></tr></thead><tbody></tbody></table></div>"
+        '<script type="application/json" id="table-data">'
+        f"{data}</script></section>"
     )
 
 
@@ -469,19 +481,59 @@ svg .becomes-label{text-anchor:middle;font-size:11px;fill:#374151}
 _SCRIPT = """
 (function () {
   'use strict';
+  var table = document.getElementById('version-table');
+  var body = table.tBodies[0];
+  var limit = Number(table.getAttribute('data-limit'));
   var box = document.getElementById('filter');
-  var shown = document.getElementById('shown');
-  var rows = Array.prototype.slice.call(document.querySelectorAll('#version-table tbody tr'));
-  var texts = rows.map(function (row) { return row.textContent.toLowerCase(); });
+  var status = document.getElementById('table-status');
+  var data = JSON.parse(document.getElementById('table-data').textContent);
+  var total = data.rows.length / 3;
+  var changeTexts = data.changes.map(function (c) { return c.join(' ').toLowerCase(); });
+  var nameTexts = data.names.map(function (n) { return n.toLowerCase(); });
+  function cell(row, text) {
+    var td = document.createElement('td');
+    td.textContent = text;
+    row.appendChild(td);
+    return td;
+  }
+  function addRow(fragment, k) {
+    var change = data.changes[data.rows[3 * k + 1]];
+    var drawing = data.rows[3 * k + 2];
+    var row = document.createElement('tr');
+    cell(row, data.names[data.rows[3 * k]]);
+    cell(row, change[0]);
+    cell(row, change[1]);
+    cell(row, change[2]);
+    cell(row, change[3]);
+    cell(row, change[4]);
+    var last = cell(row, '');
+    if (drawing) {
+      var link = document.createElement('a');
+      link.href = '#site-' + drawing;
+      link.textContent = 'rewrite ' + drawing;
+      last.appendChild(link);
+    }
+    fragment.appendChild(row);
+  }
   function apply() {
     var query = box.value.trim().toLowerCase();
-    var count = 0;
-    for (var i = 0; i < rows.length; i++) {
-      var match = query === '' || texts[i].indexOf(query) !== -1;
-      rows[i].hidden = !match;
-      if (match) { count++; }
+    var fragment = document.createDocumentFragment();
+    var matched = 0;
+    for (var k = 0; k < total; k++) {
+      if (query !== '' && nameTexts[data.rows[3 * k]].indexOf(query) === -1 &&
+          changeTexts[data.rows[3 * k + 1]].indexOf(query) === -1) {
+        continue;
+      }
+      if (matched < limit) { addRow(fragment, k); }
+      matched++;
     }
-    shown.textContent = count.toLocaleString('en');
+    body.replaceChildren(fragment);
+    var text = (query === '' ? total.toLocaleString('en') + ' rows' :
+      matched.toLocaleString('en') + ' of ' + total.toLocaleString('en') + ' rows match');
+    if (matched > limit) {
+      text += '; the first ' + limit.toLocaleString('en') + ' are shown (type to narrow)';
+    }
+    status.textContent = text;
   }
   box.addEventListener('input', apply);
   apply();

@@ -88,7 +88,30 @@ def scopes(model: onnx.ModelProto) -> dict[str, Scope]:
         )
         where = f"function {function.domain}::{function.name}"
         _add_scope(found, where, function, function_types)
+    for function in model.functions:
+        _type_from_calls(found, function)
     return found
+
+
+def _type_from_calls(found: dict[str, Scope], function: onnx.FunctionProto) -> None:
+    """A function's inputs and outputs have no types of their own: the types its calls
+    give them, where every call agrees."""
+    calls = [
+        (scope, node)
+        for scope in found.values()
+        for node in scope.nodes
+        if (node.domain, node.op_type) == (function.domain, function.name)
+    ]
+    scope = found[f"function {function.domain}::{function.name}"]
+    for formals, actual_of in ((function.input, "input"), (function.output, "output")):
+        for k, formal in enumerate(formals):
+            seen = {
+                caller.types.get(getattr(node, actual_of)[k])
+                for caller, node in calls
+                if k < len(getattr(node, actual_of))
+            }
+            if len(seen) == 1 and None not in seen:
+                scope.types.maps[0].setdefault(formal, seen.pop())
 
 
 def _add_scope(found: dict[str, Scope], where: str, graph, types: collections.ChainMap) -> None:
