@@ -12,10 +12,9 @@ each drawing (grandalf), `drawing` makes the SVG, `page` the HTML.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import onnx
 import onnx_ir as ir
@@ -34,16 +33,14 @@ def records(report: Report) -> list[Record]:
     found = []
     for kind, entries in report.kinds().items():
         for entry in entries:
-            data: dict[str, Any] = dataclasses.asdict(entry)
             if kind == _LOWERED:
                 step = f"profile {report.profile!r}"
-                message = (
-                    f"{data['rejection']}: {' → '.join(data['steps'])}, {data['nodes_after']} nodes"
-                )
+                steps = " → ".join(entry.steps)
+                message = f"{entry.rejection}: {steps}, {entry.nodes_after} nodes"
             else:
-                to = data["to_version"]
-                step = f"{data['from_version']}→{to if to is not None else '-'}"
-                message = data.get("what") or data.get("how") or kind
+                to = entry.to_version
+                step = f"{entry.from_version}→{to if to is not None else '-'}"
+                message = getattr(entry, "what", None) or getattr(entry, "how", None) or kind
             found.append(Record(entry.where, entry.node, entry.op_type, kind, step, message))
     return found
 

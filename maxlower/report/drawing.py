@@ -61,7 +61,7 @@ def site_svg(
     middle = left.width + ARROW_GAP / 2
     arrow_y = HEADER + min(left.height, right.height) / 2
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="{css_class}" role="img" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="{css_class}" role="group" '
         f'width="{width:.0f}" height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" '
         f'aria-label="{escape(title)}">',
         f"<title>{escape(title)}</title>",

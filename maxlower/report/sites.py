@@ -35,6 +35,20 @@ class Scope:
     outputs: list[str]
     constants: set[str]  # initializers (and Constant outputs are nodes: drawn as nodes)
 
+    def order(self) -> dict[int, int]:
+        """{id(node): its place in the graph}."""
+        if not hasattr(self, "_order"):
+            self._order = {id(n): k for k, n in enumerate(self.nodes)}
+        return self._order
+
+    def labelled(self) -> dict[str, onnx.NodeProto]:
+        """{label: the first node so labelled} (as the passes name nodes in records)."""
+        if not hasattr(self, "_labelled"):
+            self._labelled: dict[str, onnx.NodeProto] = {}
+            for node in self.nodes:
+                self._labelled.setdefault(node_label(node), node)
+        return self._labelled
+
 
 @dataclasses.dataclass
 class Record:
@@ -165,7 +179,7 @@ def sites(
     unplaced: list[Record] = []
     for (where, label), group in by_node.items():
         scope = before_scopes.get(where)
-        node = _find(scope, label) if scope else None
+        node = scope.labelled().get(label) if scope else None
         if node is None or where not in after_scopes:
             unplaced += group
             continue
@@ -183,10 +197,6 @@ def sites(
 
 def _holds(site: Site, record: Record) -> bool:
     return site.where == record.where and any(node_label(n) == record.node for n in site.after)
-
-
-def _find(scope: Scope, label: str) -> onnx.NodeProto | None:
-    return next((n for n in scope.nodes if node_label(n) == label), None)
 
 
 def _site(
@@ -233,7 +243,7 @@ def replacement(
             continue
         chosen[id(producer)] = producer
         stack += [i for i in producer.input if i and i not in existed]
-    order = {id(n): k for k, n in enumerate(scope.nodes)}
+    order = scope.order()
     return sorted(chosen.values(), key=lambda n: order[id(n)]), sorted(constants)
 
 
