@@ -56,6 +56,20 @@ def job_text(job: Job) -> str:
     return ", then ".join(parts[:2]) + (f" ({parts[2]})" if len(parts) > 2 else "")
 
 
+def stages(before: onnx.ModelProto, outcome: Outcome, job: Job) -> list[Stage]:
+    """The stages of `job` (conversion, lowering, or both), each with the model it started
+    from, the model it gave, and its entries of the pipeline's report."""
+    found = records(outcome.report)
+    converted = outcome.converted
+    if job.opset is not None and job.profile is not None and converted is not None:
+        return [
+            Stage("conversion", before, converted, [r for r in found if r.kind != _LOWERED]),
+            Stage("lowering", converted, outcome.proto, [r for r in found if r.kind == _LOWERED]),
+        ]
+    name = "conversion" if job.opset is not None else "lowering"
+    return [Stage(name, before, outcome.proto, found)]
+
+
 def job_report(
     label: str,
     before: onnx.ModelProto,
@@ -66,20 +80,10 @@ def job_report(
 ) -> str:
     """The page for `convert` or `lower`: `before` went through `job` into `outcome`."""
     report = outcome.report
-    found = records(report)
-    converted = getattr(outcome, "converted", None)
-    if job.opset is not None and job.profile is not None and converted is not None:
-        stages = [
-            Stage("conversion", before, converted, [r for r in found if r.kind != _LOWERED]),
-            Stage("lowering", converted, outcome.proto, [r for r in found if r.kind == _LOWERED]),
-        ]
-    else:
-        name = "conversion" if job.opset is not None else "lowering"
-        stages = [Stage(name, before, outcome.proto, found)]
     facts = Facts(
         label, job_text(job), report.source_opset, report.target_opset, report.profile, seconds
     )
-    return render(facts, stages, verification)
+    return render(facts, stages(before, outcome, job), verification)
 
 
 def verify_report(
@@ -148,4 +152,4 @@ class ReportFile:
         self._outputs.commit()
 
 
-__all__ = ["ReportFile", "job_report", "records", "verify_report"]
+__all__ = ["ReportFile", "job_report", "records", "stages", "verify_report"]

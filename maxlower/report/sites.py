@@ -186,13 +186,21 @@ def sites(
         found.append(_site(node, group, scope, after_scopes[where], existed))
     still_unplaced = []
     for record in unplaced:
-        home = next((s for s in found if _holds(s, record)), None)
+        home = next((s for s in found if _holds(s, record)), None) or _maker(found, record)
         if home is None:
             still_unplaced.append(record)
         else:
             home.messages.append(_message(record))
             home.kinds.append(record.kind)
     return found, still_unplaced
+
+
+def _maker(found: list[Site], record: Record) -> Site | None:
+    """The site whose node made the record's node, by the name passes give what they make
+    (passes.builder.Builder.fresh: the rewritten node's name, "__", the op, a number),
+    when a later step replaced that node too (so no drawing holds it)."""
+    makers = [s for s in found if s.where == record.where and record.node.startswith(f"{s.node}__")]
+    return max(makers, key=lambda s: len(s.node), default=None)
 
 
 def _holds(site: Site, record: Record) -> bool:
