@@ -50,8 +50,10 @@ def site_svg(
     diverging: str | None = None,
     collapse: bool = True,
     css_class: str = "site-drawing",
+    labels: tuple[str, str, str] = ("BEFORE", "becomes", "AFTER"),
 ) -> str:
-    """One SVG: BEFORE on the left, AFTER on the right, shared values numbered alike."""
+    """One SVG: BEFORE on the left, AFTER on the right, shared values numbered alike
+    (`labels`: the left side's, the arrow's and the right side's)."""
     badges = {name: k + 1 for k, name in enumerate(shared)}
     left = _half_svg(before, badges, diverging, group=False)
     group = collapse and collapses(after.nodes)
@@ -65,12 +67,13 @@ def site_svg(
         f'width="{width:.0f}" height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" '
         f'aria-label="{escape(title)}">',
         f"<title>{escape(title)}</title>",
-        _panel(0, left.width, height, "before", "BEFORE"),
-        _panel(left.width + ARROW_GAP, right.width, height, "after", "AFTER"),
+        _panel(0, left.width, height, "before", labels[0]),
+        _panel(left.width + ARROW_GAP, right.width, height, "after", labels[2]),
         f'<g transform="translate(0,{HEADER})">{left.body}</g>',
         f'<g transform="translate({left.width + ARROW_GAP:.0f},{HEADER})">{right.body}</g>',
         f'<path class="becomes" d="M{middle - 18:.0f},{arrow_y:.0f} h30 m-8,-6 l8,6 l-8,6"/>',
-        f'<text class="becomes-label" x="{middle:.0f}" y="{arrow_y - 12:.0f}">becomes</text>',
+        f'<text class="becomes-label" x="{middle:.0f}" y="{arrow_y - 12:.0f}">'
+        f"{escape(labels[1])}</text>",
         "</svg>",
     ]
     return "".join(parts)

@@ -351,6 +351,7 @@ def _divergence_drawing(stages, drawn, value: str) -> str:
         title=f"First diverging value {value}: the node on each side",
         diverging=value,
         css_class="divergence-drawing",
+        labels=("REFERENCE", "vs", "CANDIDATE"),
     )
     return where_text + f"<div class='scroll'>{svg}</div>"
 
