@@ -11,6 +11,7 @@ import re
 import shutil
 import sys
 
+import numpy as np
 import onnx
 import pytest
 from click.testing import CliRunner
@@ -355,3 +356,28 @@ def test_the_library_refuses_the_same_report_paths(tmp_path):
             onnx.load(MODELS / "max_bfloat16_opset13.onnx"), 12, report=tmp_path / "r.html"
         )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx"]
+
+
+def test_past_max_drawings_the_first_are_drawn_and_the_table_lists_all(tmp_path):
+    from maxlower.report.page import MAX_DRAWINGS
+
+    n = MAX_DRAWINGS + 20
+    nodes = [
+        onnx.helper.make_node("ReduceMax", [f"y{k}", "axes"], [f"y{k + 1}"], name=f"r{k}")
+        for k in range(n)
+    ]
+    graph = onnx.helper.make_graph(
+        nodes,
+        "chain",
+        [onnx.helper.make_tensor_value_info("y0", onnx.TensorProto.FLOAT, [2, 3])],
+        [onnx.helper.make_tensor_value_info(f"y{n}", onnx.TensorProto.FLOAT, [2, 1])],
+        [onnx.numpy_helper.from_array(np.array([1], np.int64), "axes")],
+    )
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 18)])
+    page_path = tmp_path / "r.html"
+    _, report = maxlower.convert_with_report(model, 13, report=page_path)
+    assert len(report.rewrites) == n
+    page = page_path.read_text(encoding="utf-8")
+    assert drawings(page) == MAX_DRAWINGS
+    assert f"Rewrites ({MAX_DRAWINGS:,} of {n:,} (the table lists them all))" in page
+    assert len(table_rows(page)) == n

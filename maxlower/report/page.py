@@ -15,6 +15,10 @@ from maxlower.report.drawing import PALETTE, Half, collapses, operations, site_s
 from maxlower.report.sites import Record, Site, op_counts, producers_of, scopes, sites
 
 TABLE_ROWS = 2000  # rows of the version table shown at once (the filter reaches them all)
+# Rewrite sites drawn, at most: 20,000 rewritten nodes would make 80 MB of drawings and
+# minutes of layout; past this the table still lists every one (the first drawn are the
+# first in graph order, and a drawing that holds the first diverging node is always drawn).
+MAX_DRAWINGS = 500
 
 
 @dataclasses.dataclass
@@ -50,15 +54,30 @@ def render(facts: Facts, stages: list[Stage], verification=None) -> str:
         unplaced += left
     divergence = getattr(verification, "divergence", None)
     diverging = divergence.value if divergence is not None else None
+    found = len(drawn)
+    drawn = _drawn_first(drawn, diverging)
     parts = [
         _head(facts),
-        _summary(facts, stages, drawn, verification),
-        _sites_section(drawn, diverging),
+        _summary(facts, stages, drawn, found, verification),
+        _sites_section(drawn, found, diverging),
         _verification_section(verification, stages, drawn, diverging),
         _versions_section(stages, drawn),
         _FOOT,
     ]
     return "".join(parts)
+
+
+def _drawn_first(drawn: list[tuple[Stage, Site]], diverging: str | None) -> list:
+    """At most MAX_DRAWINGS sites, in order, with the one holding `diverging` among them."""
+    if len(drawn) <= MAX_DRAWINGS:
+        return drawn
+    kept = drawn[:MAX_DRAWINGS]
+    holding = [d for d in drawn[MAX_DRAWINGS:] if _holds_value(d[1], diverging)]
+    return kept[: MAX_DRAWINGS - len(holding[:1])] + holding[:1]
+
+
+def _holds_value(site: Site, value: str | None) -> bool:
+    return value is not None and any(value in n.output for n in [*site.before, *site.after])
 
 
 # --- summary -------------------------------------------------------------------------------
@@ -75,7 +94,7 @@ def _head(facts: Facts) -> str:
     )
 
 
-def _summary(facts: Facts, stages: list[Stage], drawn, verification) -> str:
+def _summary(facts: Facts, stages: list[Stage], drawn, found: int, verification) -> str:
     records = [r for stage in stages for r in stage.records]
     kinds: dict[str, int] = {}
     for record in records:
@@ -87,7 +106,7 @@ def _summary(facts: Facts, stages: list[Stage], drawn, verification) -> str:
         ("Job", escape(facts.job)),
         ("Opset", escape(opsets)),
         ("Profile", escape(facts.profile or "none")),
-        ("Rewrite sites drawn", str(len(drawn))),
+        ("Rewrite sites drawn", _drawn_text(len(drawn), found)),
         ("Time taken", f'<span id="elapsed">{facts.seconds:.2f} s</span>'),
         ("Verdict", _verdict(verification)),
     ]
@@ -140,7 +159,13 @@ def _verdict(verification) -> str:
 # --- rewrite sites ------------------------------------------------------------------------
 
 
-def _sites_section(drawn: list[tuple[Stage, Site]], diverging: str | None) -> str:
+def _drawn_text(drawn: int, found: int) -> str:
+    if drawn == found:
+        return f"{drawn:,}"
+    return f"{drawn:,} of {found:,} (the table lists them all)"
+
+
+def _sites_section(drawn: list[tuple[Stage, Site]], found: int, diverging: str | None) -> str:
     if not drawn:
         body = "<p>No node was rewritten: nothing to draw (version changes are listed below).</p>"
     else:
@@ -149,7 +174,7 @@ def _sites_section(drawn: list[tuple[Stage, Site]], diverging: str | None) -> st
         )
     return (
         '<section id="rewrites" aria-labelledby="rewrites-h">'
-        f'<h2 id="rewrites-h">Rewrites ({len(drawn)})</h2>{body}</section>'
+        f'<h2 id="rewrites-h">Rewrites ({_drawn_text(len(drawn), found)})</h2>{body}</section>'
     )
 
 
@@ -188,7 +213,7 @@ def _site_html(number: int, stage: Stage, site: Site, diverging: str | None) -> 
         f"<span>{escape(part)}</span>" for part in site.where.split(" > ")
     )
     marks = ""
-    if diverging is not None and any(diverging in n.output for n in [*site.before, *site.after]):
+    if _holds_value(site, diverging):
         marks = "<p class='diverging-note'>⚠ The first diverging node is in this drawing.</p>"
     messages = "".join(f"<li>{escape(m)}</li>" for m in site.messages)
     kinds = ", ".join(dict.fromkeys(site.kinds))
@@ -318,11 +343,7 @@ def _status_text(status: str) -> str:
 def _divergence_drawing(stages, drawn, value: str) -> str:
     """The node computing the diverging value on each side, with its neighbours' values;
     also when no rewrite drawing holds it (then it is the only place it is shown)."""
-    in_sites = [
-        k + 1
-        for k, (_, s) in enumerate(drawn)
-        if any(value in n.output for n in [*s.before, *s.after])
-    ]
+    in_sites = [k + 1 for k, (_, s) in enumerate(drawn) if _holds_value(s, value)]
     links = ", ".join(f"<a href='#site-{k}'>rewrite {k}</a>" for k in in_sites)
     where_text = f"<p>Highlighted in {links}.</p>" if links else ""
     reference = next(producers_of(stages[0].before, value), None)
