@@ -189,13 +189,10 @@ def _value_box(name: str, half: Half, badges: dict[str, int], side: str) -> tupl
     kind = half.types.get(name, "")
     text = _short(name) + (f": {kind}" if kind else "")
     badge = badges.get(name)
-    new = name in half.constants
-    label = f"new initializer {text}" if new else text
+    label = text
     width = len(label) * CHAR + (40 if badge else 18)
     height = 26
-    css = (
-        f"value shared s{(badge - 1) % len(PALETTE)}" if badge else "value new" if new else "value"
-    )
+    css = f"value shared s{(badge - 1) % len(PALETTE)}" if badge else "value"
     tip = f"{'input' if side == 'in' else 'output'} value {name}" + (f" ({kind})" if kind else "")
     if badge:
         tip += f"; value {badge} on both sides"

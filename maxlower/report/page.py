@@ -488,7 +488,6 @@ svg .group{fill:#f8fafc;stroke:#334155;stroke-dasharray:5 3;stroke-width:1.5}
 svg .op-text{font-weight:700}
 svg .name-text{fill:#374151}
 svg .value{fill:#fff;stroke:#475569}
-svg .value.new{fill:#f1f5f9;stroke-dasharray:4 2}
 svg .value.shared{stroke:#111827;stroke-width:1.3}
 svg .badge{fill:#111827}
 svg text.badge-text{fill:#fff;font-weight:700;text-anchor:middle}
