@@ -16,6 +16,7 @@ from passes.graph_utils import graph_protos
 
 if TYPE_CHECKING:
     from maxlower.pipeline import Job, Report
+    from maxlower.report import ReportFile
 
 ModelLike = TypeVar("ModelLike", onnx.ModelProto, ir.Model)
 T = TypeVar("T")
@@ -33,6 +34,7 @@ def convert(
     *,
     expand_functions: bool = False,
     base_dir: str | os.PathLike[str] | None = None,
+    report: str | os.PathLike[str] | None = None,
 ) -> ModelLike:
     """Convert `model` to `opset`, exactly; returns the same kind of object it was given.
 
@@ -44,10 +46,11 @@ def convert(
     `expand_functions=True` lets an op that does not exist at `opset` (LayerNormalization
     below 17, say) become its ONNX function body: the spec's definition, which a runtime's
     fused kernel may round differently in the last bits of a float. `base_dir` is the
-    directory of a ModelProto's external data, when it was loaded without it.
+    directory of a ModelProto's external data, when it was loaded without it. `report`:
+    also write the HTML report `maxlower convert --report` writes (maxlower.report).
     """
     converted, _ = convert_with_report(
-        model, opset, expand_functions=expand_functions, base_dir=base_dir
+        model, opset, expand_functions=expand_functions, base_dir=base_dir, report=report
     )
     return converted
 
@@ -58,27 +61,50 @@ def convert_with_report(
     *,
     expand_functions: bool = False,
     base_dir: str | os.PathLike[str] | None = None,
+    report: str | os.PathLike[str] | None = None,
 ) -> tuple[ModelLike, Report]:
     """`convert`, plus the report of what it changed (what the command line prints):
     `report.rewrites` (both families), `report.conversions` (the other ops)."""
     from maxlower.pipeline import Job
 
     check_target_opset(opset)
-    return run_job(model, Job(opset, expand_functions=expand_functions), base_dir)
+    return run_job(model, Job(opset, expand_functions=expand_functions), base_dir, report)
 
 
 def run_job(
-    model: ModelLike, job: Job, base_dir: str | os.PathLike[str] | None = None
+    model: ModelLike,
+    job: Job,
+    base_dir: str | os.PathLike[str] | None = None,
+    report: str | os.PathLike[str] | None = None,
 ) -> tuple[ModelLike, Report]:
     """The library's door into maxlower.pipeline: `model` (untouched) through `job`, as the
-    same kind of object, and the report."""
+    same kind of object, and the report; with `report`, the HTML page at that path too."""
+    if report is not None:
+        from maxlower.report import ReportFile
+
+        with ReportFile(report) as file:  # vetted before any work, written last
+            return _run_job(model, job, base_dir, file)
+    return _run_job(model, job, base_dir, None)
+
+
+def _run_job(
+    model: ModelLike, job: Job, base_dir: str | os.PathLike[str] | None, file: ReportFile | None
+) -> tuple[ModelLike, Report]:
     from maxlower import pipeline
 
     known = base_dir is not None or isinstance(model, ir.Model)  # ir: tensors know theirs
     proto, base_dir = _as_proto(model, base_dir)
     path = pathlib.Path(base_dir) / _LABEL
     prepared = _labelled(lambda: pipeline.prepare(proto, path, directory_known=known))
+    before = None
+    if file is not None:  # the input as the pipeline starts from it (run changes it)
+        before = onnx.ModelProto()
+        before.CopyFrom(prepared)
     outcome = _labelled(lambda: pipeline.run(prepared, job, base_dir))
+    if file is not None and before is not None:
+        from maxlower.report import job_report
+
+        file.write(job_report(_LABEL, before, outcome, job, file.seconds))
     if not isinstance(model, ir.Model):
         return outcome.proto, outcome.report
     converted = deserialize(outcome.proto)

@@ -9,6 +9,7 @@ import os
 import pathlib
 import signal
 import sys
+import time
 from collections.abc import Iterator
 
 import click
@@ -83,6 +84,19 @@ TIMINGS_OPTION = click.option(
     is_flag=True,
     help="Print how long each stage took (loading, checking, converting, writing) to "
     "stderr at the end.",
+)
+
+
+REPORT_OPTION = click.option(
+    "--report",
+    "report_path",
+    type=click.Path(path_type=pathlib.Path),  # maxlower.files vets it
+    default=None,
+    metavar="FILE.html",
+    help="Also write a report for people: one self-contained HTML page (no network "
+    "needed) with a summary, a before/after drawing of every rewrite, the verification "
+    "results and a filterable table of every node that changed. Written like OUT: "
+    "atomically, never over a file the command reads, nothing on a refusal.",
 )
 
 
@@ -285,6 +299,7 @@ nothing is written and the exit code is 1 (--force writes anyway, still exit 1).
     "outputs can differ from the original's in the last bits.",
 )
 @verification_options(gate=True)
+@REPORT_OPTION
 @QUIET_OPTION
 @TIMINGS_OPTION
 @DEBUG_OPTION
@@ -300,6 +315,7 @@ def convert(
     debug: bool,
     verification: Verification,
     timings: bool,
+    report_path: pathlib.Path | None,
 ) -> None:
     progress = Progress()  # stage lines and a bar for the data file, on a terminal only
     with _errors_to_exit_codes(debug), _timings_report(progress, timings), _no_cyclic_gc():
@@ -310,7 +326,9 @@ def convert(
         output_path = _output_path(input_path, output_path, in_place, default)
         check_target_opset(opset)
         job = Job(opset, profile, expand_functions)
-        _run_and_write(input_path, output_path, job, dry_run, quiet, verification, progress)
+        _run_and_write(
+            input_path, output_path, job, dry_run, quiet, verification, progress, report_path
+        )
 
 
 @cli.command(
@@ -368,6 +386,7 @@ says what P would have to accept. An unknown or malformed profile is exit code 2
     help="Allow replacing IN with the result (the default OUT becomes IN).",
 )
 @verification_options(gate=True)
+@REPORT_OPTION
 @QUIET_OPTION
 @TIMINGS_OPTION
 @DEBUG_OPTION
@@ -381,6 +400,7 @@ def lower(
     debug: bool,
     verification: Verification,
     timings: bool,
+    report_path: pathlib.Path | None,
 ) -> None:
     progress = Progress()
     with _errors_to_exit_codes(debug), _timings_report(progress, timings), _no_cyclic_gc():
@@ -388,7 +408,9 @@ def lower(
         default = input_path.with_name(f"{input_path.stem}.{profile.name}.onnx")
         output_path = _output_path(input_path, output_path, in_place, default)
         job = Job(profile=profile)
-        _run_and_write(input_path, output_path, job, dry_run, quiet, verification, progress)
+        _run_and_write(
+            input_path, output_path, job, dry_run, quiet, verification, progress, report_path
+        )
 
 
 def _run_and_write(
@@ -399,14 +421,19 @@ def _run_and_write(
     quiet: bool,
     verification: Verification,
     progress: Progress,
+    report_path: pathlib.Path | None = None,
 ) -> None:
     """What `convert` and `lower` do once their options are read: the pipeline, the
-    report, --verify, --json, and the output files, all written together at the end
-    (`maxlower.files.Outputs`: nothing is left behind when a later step refuses)."""
+    report, --verify, --json, --report, and the output files, all written together at
+    the end (`maxlower.files.Outputs`: nothing is left behind when a later step refuses)."""
+    started = time.perf_counter()
     with Outputs(_reads(input_path, job, verification)) as outputs:
         _declare_outputs(outputs, input_path, None if dry_run else output_path, verification)
+        if report_path is not None:
+            outputs.declare(report_path, "--report")
         prepared = load_proto(input_path, progress=progress)
         base_dir = input_path.parent
+        before = _copy_proto(prepared) if report_path is not None else None
         original = None
         if verification.enabled:  # the input as it is before the pipeline changes it
             original = inlined(prepared, base_dir)  # every external tensor, from base_dir
@@ -431,6 +458,12 @@ def _run_and_write(
             verdict = verification.report.to_dict() if verification.report else None
             document = {"input": str(input_path), **report.to_dict(), "verification": verdict}
             outputs.stage_text(verification.json_path, json.dumps(document, indent=2) + "\n")
+        if report_path is not None and before is not None:
+            from maxlower.report import job_report
+
+            seconds = time.perf_counter() - started
+            page = job_report(str(input_path), before, outcome, job, seconds, verification.report)
+            outputs.stage_text(report_path, page)
         if allowed and not dry_run:
             write_checked(outcome.checked, output_path, progress=progress, outputs=outputs)
         outputs.commit()
@@ -439,6 +472,12 @@ def _run_and_write(
     if not quiet:
         echo(f"dry run: {output_path} not written" if dry_run else f"wrote {output_path}")
     verification.finish()
+
+
+def _copy_proto(proto):
+    copy = type(proto)()
+    copy.CopyFrom(proto)
+    return copy
 
 
 def _declare_outputs(
@@ -612,10 +651,16 @@ Examples:
 @click.argument("reference", type=click.Path(path_type=pathlib.Path))
 @click.argument("candidate", type=click.Path(path_type=pathlib.Path))
 @verification_options
+@REPORT_OPTION
 @DEBUG_OPTION
 def verify(
-    reference: pathlib.Path, candidate: pathlib.Path, verification: Verification, debug: bool
+    reference: pathlib.Path,
+    candidate: pathlib.Path,
+    verification: Verification,
+    debug: bool,
+    report_path: pathlib.Path | None,
 ) -> None:
+    started = time.perf_counter()
     reads = {
         "the reference model": reference,
         "the candidate model": candidate,
@@ -624,11 +669,19 @@ def verify(
     with _errors_to_exit_codes(debug), Outputs(reads) as outputs:
         if verification.json_path is not None:
             outputs.declare(verification.json_path, "--json")
+        if report_path is not None:
+            outputs.declare(report_path, "--report")
         models = load_comparable(reference, candidate, verification)
         for path in external_data_files(*models):
             outputs.read(path, "the models' external data")
         report = verification.run(*models, outputs=outputs)
         echo(f"{reference} vs {candidate}: {report.summary()}")
+        if report_path is not None:
+            from maxlower.report import verify_report
+
+            label = f"{reference} vs {candidate}"
+            seconds = time.perf_counter() - started
+            outputs.stage_text(report_path, verify_report(label, *models, seconds, report))
         outputs.commit()
     sys.exit(exit_code(report))
 

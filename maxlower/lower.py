@@ -24,22 +24,31 @@ ProfileLike = str | Path | Profile
 
 
 def lower(
-    model: ModelLike, profile: ProfileLike, *, base_dir: str | os.PathLike[str] | None = None
+    model: ModelLike,
+    profile: ProfileLike,
+    *,
+    base_dir: str | os.PathLike[str] | None = None,
+    report: str | os.PathLike[str] | None = None,
 ) -> ModelLike:
     """`model` with every node `profile` rejects rewritten exactly; the same kind of object
     back, and the input untouched. Raises ConversionError when some node has no exact form
     the profile accepts, ProfileError for an unknown or malformed profile, and
-    InvalidModelError for unusable input."""
-    lowered, _ = lower_with_report(model, profile, base_dir=base_dir)
+    InvalidModelError for unusable input. `report`: also write the HTML report `maxlower
+    lower --report` writes."""
+    lowered, _ = lower_with_report(model, profile, base_dir=base_dir, report=report)
     return lowered
 
 
 def lower_with_report(
-    model: ModelLike, profile: ProfileLike, *, base_dir: str | os.PathLike[str] | None = None
+    model: ModelLike,
+    profile: ProfileLike,
+    *,
+    base_dir: str | os.PathLike[str] | None = None,
+    report: str | os.PathLike[str] | None = None,
 ) -> tuple[ModelLike, Report]:
     """`lower`, plus the report of what it rewrote (`report.lowerings`; what the CLI
     prints)."""
-    return run_job(model, Job(profile=load_profile(profile)), base_dir)
+    return run_job(model, Job(profile=load_profile(profile)), base_dir, report)
 
 
 def convert_and_lower(
@@ -49,13 +58,15 @@ def convert_and_lower(
     *,
     expand_functions: bool = False,
     base_dir: str | os.PathLike[str] | None = None,
+    report: str | os.PathLike[str] | None = None,
 ) -> tuple[ModelLike, Report]:
     """Convert to `opset` (maxlower.convert), then lower for `profile`, in one job (what
     `maxlower convert --opset N --profile P` does); `report.rewrites`,
-    `report.conversions` and `report.lowerings` say what changed."""
+    `report.conversions` and `report.lowerings` say what changed. `report`: also write
+    the HTML report (`--report`)."""
     profile = load_profile(profile)  # a bad profile fails before any work
     check_target_opset(opset)
-    return run_job(model, Job(opset, profile, expand_functions), base_dir)
+    return run_job(model, Job(opset, profile, expand_functions), base_dir, report)
 
 
 __all__ = [

@@ -144,6 +144,9 @@ class Outcome:
 
     checked: CheckedModel
     report: Report
+    # convert then lower: the converted model the lowering started from (its graph; the
+    # lowering may have refined its output types), for the --report drawings of each stage
+    converted: onnx.ModelProto | None = None
 
     @property
     def proto(self) -> onnx.ModelProto:
@@ -216,6 +219,7 @@ def run(
         lowered.report.rewrites = converted.report.rewrites
         lowered.report.conversions = converted.report.conversions
         lowered.report.source_opset, lowered.report.target_opset = source, job.opset
+        lowered.converted = converted.proto
         return lowered
     report = _report_of(job, source)
     sparse = None

@@ -5,7 +5,8 @@ hypothesis strategy put in place of a good file.
                             a profile file, an --inputs archive, OUT and --json in their
                             own directory
     layout.spoil(slot, bad) one path argument replaced by a bad one
-    layout.argv(command)    the command line (convert, lower, inspect, verify)
+    layout.argv(command)    the command line (convert, lower, inspect, verify), with
+                            -o, --json and --report where the command takes them
     bad_paths()             a strategy: (command, slot, bad) for every path argument of
                             every command
 
@@ -36,8 +37,9 @@ SLOTS = {
     "--inputs": ("convert", "lower", "verify"),
     "-o": ("convert", "lower"),
     "--json": ("convert", "lower", "verify"),
+    "--report": ("convert", "lower", "verify"),
 }
-WRITTEN = ("-o", "--json")
+WRITTEN = ("-o", "--json", "--report")
 NOT_REGULAR = (
     "fifo",
     "dev-zero",
@@ -57,6 +59,15 @@ COLLISIONS = {
         "same-as-CANDIDATE",
         "same-as--o",
         "same-as-OUT.data",
+        "same-as---profile",
+        "same-as---inputs",
+        "same-as-external-data",
+    ),
+    "--report": (
+        "same-as-IN",
+        "same-as-CANDIDATE",
+        "same-as--o",
+        "same-as---json",
         "same-as---profile",
         "same-as---inputs",
         "same-as-external-data",
@@ -100,6 +111,7 @@ class Layout:
             "--inputs": self.inside / "x.npz",
             "-o": self.out / "out.onnx",
             "--json": self.out / "report.json",
+            "--report": self.out / "report.html",
         }
         self.uses: set[str] = set()  # optional slots the invocation names
 
@@ -154,6 +166,7 @@ class Layout:
             return ["inspect", p["IN"], "--opset", "12"]
         if command == "verify":
             argv = ["verify", p["IN"], p["CANDIDATE"], "--trials", "1", "--json", p["--json"]]
+            argv += ["--report", p["--report"]]
             return argv + (["--inputs", p["--inputs"]] if verifying else [])
         if command == "convert":
             argv = ["convert", p["IN"], "--opset", "12"]
@@ -161,7 +174,7 @@ class Layout:
             argv = ["lower", p["IN"], "--profile", p["--profile"]]
         if command == "convert" and "--profile" in self.uses:
             argv += ["--profile", p["--profile"]]
-        argv += ["-o", p["-o"], "--json", p["--json"]]
+        argv += ["-o", p["-o"], "--json", p["--json"], "--report", p["--report"]]
         if verifying:
             argv += ["--verify", "--trials", "1", "--inputs", p["--inputs"]]
         return argv

@@ -190,7 +190,7 @@ def test_no_empty_data_file_beside_a_model_without_external_data(tmp_path, comma
               size_threshold=0)  # fmt: skip
     code, stderr = run(layout.argv(command))
     assert code == 0, stderr
-    assert sorted(os.listdir(layout.out)) == ["out.onnx", "report.json"]
+    assert sorted(os.listdir(layout.out)) == ["out.onnx", "report.html", "report.json"]
     onnx.checker.check_model(onnx.load(layout.out / "out.onnx"), full_check=True)
 
 
@@ -202,12 +202,13 @@ def test_long_output_names_get_short_temporary_names(tmp_path: pathlib.Path, com
     onnx.save(model(n=8), layout.paths["IN"])  # no external data: no OUT.data
     layout.paths["-o"] = layout.out / ("o" * 250 + ".onnx")
     layout.paths["--json"] = layout.out / ("j" * 250 + ".json")
+    layout.paths["--report"] = layout.out / ("r" * 250 + ".html")
     code, stderr = run(layout.argv(command))
     assert code == 0, stderr
     assert sorted(p.name for p in layout.out.iterdir()) == sorted(
-        [layout.paths["-o"].name, layout.paths["--json"].name]
+        [layout.paths[slot].name for slot in ("-o", "--json", "--report")]
     )
-    for slot in ("-o", "--json"):
+    for slot in ("-o", "--json", "--report"):
         spoiled = Layout(tmp_path / f"too-long{slot}")
         spoiled.paths[slot] = spoiled.out / ("x" * 256)
         fragments = ("the file name is 256 bytes", "longer than the 255")

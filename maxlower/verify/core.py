@@ -63,6 +63,7 @@ def verify(
     atol: float = 0.0,
     strict: bool = False,
     timeout: float = DEFAULT_TIMEOUT,
+    report: str | os.PathLike[str] | None = None,
 ) -> VerifyReport:
     """Check that `candidate` computes what `reference` does; never raises on a difference.
 
@@ -75,7 +76,31 @@ def verify(
     trial is skipped the report is INCONCLUSIVE ("not verified"). Raises InvalidModelError
     for unusable models or options (maxlower.verify.options; exit code 2 on the command
     line), and for inputs too large to generate (maxlower.safety.check_verifiable).
+    `report`: also write the HTML report `maxlower verify --report` writes.
     """
+    options = dict(seed=seed, trials=trials, inputs=inputs, ranges=ranges, dims=dims)
+    options.update(rtol=rtol, atol=atol, strict=strict, timeout=timeout)
+    if report is None:
+        return _verify(reference, candidate, **options)
+    from maxlower.report import ReportFile, verify_report
+
+    reads = {"the reference model": reference, "the candidate model": candidate}
+    with ReportFile(report, {**reads, "the inputs archive": inputs}) as file:
+        result = _verify(reference, candidate, **options)
+        label = " vs ".join(
+            str(m) if isinstance(m, str | os.PathLike) else f"<{side}>"
+            for m, side in ((reference, "reference"), (candidate, "candidate"))
+        )
+        protos = [
+            _as_proto(m, side) for m, side in ((reference, "reference"), (candidate, "candidate"))
+        ]
+        file.write(verify_report(label, *protos, file.seconds, result))
+    return result
+
+
+def _verify(
+    reference, candidate, *, seed, trials, inputs, ranges, dims, rtol, atol, strict, timeout
+) -> VerifyReport:
     ranges, dims = check_options(
         seed=seed, trials=trials, rtol=rtol, atol=atol, timeout=timeout, ranges=ranges, dims=dims
     )
