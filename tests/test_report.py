@@ -93,7 +93,8 @@ def test_the_acceptance_command_draws_every_rewrite(tmp_path):
     assert "select_last_index=1 rewritten as reverse + ArgMax + index mapping" in page
     assert "function example.local::LastArgMax" in page
     # every node that changed version is a row of the table (the page's script shows it)
-    assert len(table_rows(page)) == sum(report.counts().values()) == 10
+    # (9: the branch's ReduceMin-18 is a Min-family node, which takes no step to 11)
+    assert len(table_rows(page)) == sum(report.counts().values()) == 9
     assert ("fn_argmax", "ArgMax", "12→11", "rewritten") in {row[:4] for row in table_rows(page)}
     assert "BEFORE" in page and "AFTER" in page
 
@@ -123,10 +124,14 @@ def test_a_subgraph_rewrite_says_its_path_and_large_ones_collapse(tmp_path):
         == 0
     )
     page = page_path.read_text(encoding="utf-8")
-    assert drawings(page) == 2
+    assert drawings(page) == 3  # both branches' reductions and the function's ArgMax
     assert "<span>main graph</span>" in page
     assert "<span>then_branch of node &#x27;pick&#x27;</span>" in page
-    assert 'class="site-drawing-full"' not in page  # 26 and 25 operations: drawn whole
+    assert "<span>else_branch of node &#x27;pick&#x27;</span>" in page
+    # the branches' reductions are drawn whole; only the ArgMax's 52 operations (104
+    # nodes with its constants) are a group
+    assert page.count('class="site-drawing-full"') == 1
+    assert "<summary>Show all 52 operations of the replacement</summary>" in page
 
 
 def test_a_replacement_of_over_30_operations_is_one_expandable_group(tmp_path):
@@ -135,8 +140,10 @@ def test_a_replacement_of_over_30_operations_is_one_expandable_group(tmp_path):
     assert run(*args).exit_code == 0
     page = page_path.read_text(encoding="utf-8")
     assert "76 nodes (expand below)" in page  # the group box, with its ops counted
-    assert page.count('class="site-drawing-full"') == 1  # the whole graph, in <details>
+    # the whole graph, in <details>: the run-time-axes ReduceMax's and the ArgMax's (37)
+    assert page.count('class="site-drawing-full"') == 2
     assert "<summary>Show all 76 operations of the replacement</summary>" in page
+    assert "<summary>Show all 37 operations of the replacement</summary>" in page
 
 
 def test_convert_and_lower_draws_each_stage_against_its_own_model(tmp_path):
