@@ -213,7 +213,8 @@ class _Planner:
         if cached is not None:
             return cached
         ops = [op for _, op in stack]
-        if (node.op_type in ops and ops[-1] != node.op_type) or len(stack) >= MAX_DEPTH:
+        same = any(key == outer for outer, _ in stack)  # a rewrite that gives the node back
+        if same or (node.op_type in ops and ops[-1] != node.op_type) or len(stack) >= MAX_DEPTH:
             # X → Y → X never ends (Max → stacked ReduceMax → Slice tree of Max → ...);
             # X → X is a step of the same op (a chain, a widening) and always gets smaller.
             self._cycles += 1
