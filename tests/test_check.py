@@ -4,6 +4,9 @@ doors giving the same answer (issue 18)."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
+from pathlib import Path
 
 import onnx
 import pytest
@@ -14,6 +17,7 @@ from maxlower.cli import cli
 from tests.fixtures.catalog import fixtures
 from tests.test_profiles import model_text
 
+ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = {f.name: f for f in fixtures()}
 PROFILES = ["coreml", "ncnn", "openvino", "qnn-htp", "rknn", "sentis", "tflite"]
 
@@ -104,3 +108,25 @@ def test_cli_and_library_give_the_same_report(tmp_path, name):
         document = json.loads(out.read_text())
         assert document.pop("input") == str(path)
         assert document == json.loads(json.dumps(library.to_dict())), profiles
+
+
+def readme_check_examples() -> list[tuple[str, str]]:
+    """(command, output) of each `$ maxlower check ...` example in README.md."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    examples = []
+    for block in re.findall(r"^```text\n(.*?)^```", readme, re.S | re.M):
+        for chunk in re.split(r"^\$ ", block, flags=re.M)[1:]:
+            command, _, output = chunk.partition("\n")
+            if command.startswith("maxlower check "):
+                examples.append((command.split("#")[0].strip(), output.strip("\n")))
+    return examples
+
+
+def test_readme_shows_one_real_example_per_target(monkeypatch):
+    examples = readme_check_examples()
+    shown = {p for command, _ in examples for p in re.findall(r"-p (\S+)", command)}
+    assert set(PROFILES) <= shown
+    monkeypatch.chdir(ROOT)
+    for command, output in examples:
+        result = invoke(*shlex.split(command)[1:])
+        assert result.output.strip("\n") == output, command
