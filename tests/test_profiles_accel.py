@@ -111,6 +111,12 @@ REDUCE_R5 = model_text("(float[1,2,3,4,5] x) => (float[1,1,1,1,1] y)", "y = Redu
         ("[ops.ArgMax]\nint64_outputs = false", ARGMAX_INNER, "int64 output", True),
         ("[ops.ArgMax]\nint64_outputs = false", ARGMAX_CAST, "int64 output", True),
         ("[ops.ArgMax]\nint64_outputs = false\nint64_output_cast = true", ARGMAX_CAST, None, 0),
+        (  # a final rejection comes first, whatever else rejects the node
+            "[ops.ArgMax]\nselect_last_index = false\nint64_outputs = false",
+            ARGMAX_INNER.replace("axis=1", "axis=1, select_last_index=1"),
+            "int64 output",
+            True,
+        ),
         (
             "[ops.ArgMax]\nint64_outputs = false\nint64_output_cast = true",
             ARGMAX_CAST_AND_MORE,

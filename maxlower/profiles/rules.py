@@ -91,12 +91,16 @@ class OpRule:
         return None if found is None else found[1]
 
     def rejected_by(self, op: str, node: ir.Node, opset: int) -> tuple[str, str] | None:
-        """(the key that rejects the node, why), or None when every key accepts it."""
+        """(the key that rejects the node, why), or None when every key accepts it. A final
+        rejection (rules_accel.final_remedy) comes first: no rewrite lifts it, so a node it
+        applies to is refused whatever else rejects it."""
+        found = None
         for key, check in _CHECKS_BY_KEY.items():
             reason = check(self, op, node, opset)
-            if reason is not None:
+            if reason is not None and final_remedy(key, node) is not None:
                 return key, reason
-        return None
+            found = found or (None if reason is None else (key, reason))
+        return found
 
 
 FAMILY_KEYS = {
