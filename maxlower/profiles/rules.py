@@ -7,7 +7,10 @@
     types = ["float32", "float16"]       # element types of the op's data input
     constant_axes = true
 
-Every key is checked when the file is read, so a typo is an error, not a silent no-op.
+Every key is checked when the file is read, so a typo is an error, not a silent no-op. The
+accelerator keys (max_rank, axis_within_last, graph_output, int64_*) and the sources cited
+beside each key are in rules_accel.py; a top-level `opsets = [first, last]` is the window of
+model opsets the backend takes, and `target` the version of it the file describes.
 """
 
 from __future__ import annotations
