@@ -12,11 +12,14 @@ if TYPE_CHECKING:  # what __getattr__ returns, for type checkers (at run time: o
     from maxlower.api import InvalidModelError as InvalidModelError
     from maxlower.api import convert as convert
     from maxlower.api import convert_with_report as convert_with_report
+    from maxlower.check import CheckReport as CheckReport
+    from maxlower.check import check as check
     from maxlower.lower import convert_and_lower as convert_and_lower
     from maxlower.lower import lower as lower
     from maxlower.lower import lower_with_report as lower_with_report
     from maxlower.profiles import ProfileError as ProfileError
     from maxlower.profiles import load_profile as load_profile
+    from maxlower.profiles import load_profiles as load_profiles
     from maxlower.verify import VerifyReport as VerifyReport
     from maxlower.verify import verify as verify
 
@@ -28,11 +31,14 @@ _LAZY = {
     "InvalidModelError": "maxlower.api",
     "convert": "maxlower.api",
     "convert_with_report": "maxlower.api",
+    "check": "maxlower.check",
+    "CheckReport": "maxlower.check",
     "convert_and_lower": "maxlower.lower",
     "lower": "maxlower.lower",
     "lower_with_report": "maxlower.lower",
     "ProfileError": "maxlower.profiles",
     "load_profile": "maxlower.profiles",
+    "load_profiles": "maxlower.profiles",
     "verify": "maxlower.verify",
     "VerifyReport": "maxlower.verify",
 }

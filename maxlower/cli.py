@@ -1,4 +1,5 @@
-"""The `maxlower` command line: `convert`, `lower`, `profiles`, `inspect` and `verify`."""
+"""The `maxlower` command line: `convert`, `lower`, `check`, `profiles`, `inspect` and
+`verify`."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ from maxlower.io import (
     write_checked,
 )
 from maxlower.pipeline import Job
-from maxlower.profiles import load_profile, shipped_profiles
+from maxlower.profiles import Profile, ProfileSet, load_profiles, shipped_profiles
 from maxlower.safety import load_comparable
 from maxlower.verify.cli import (
     VERIFY_EXIT_CODES_HELP,
@@ -204,6 +205,7 @@ Examples:
   maxlower convert model.onnx --opset 11 --dry-run
   maxlower lower model.onnx --profile primitives  writes model.primitives.onnx
   maxlower profiles                               lists the backend profiles
+  maxlower check model.onnx --profile qnn-htp     what the target rejects, and the plan
   maxlower inspect model.onnx --opset 11
   maxlower verify model.onnx model.opset13.onnx
 
@@ -284,11 +286,12 @@ nothing is written and the exit code is 1 (--force writes anyway, still exit 1).
 @click.option(
     "--profile",
     "-p",
-    "profile_name",
-    default=None,
+    "profile_names",
+    multiple=True,
     metavar="P",
     help="Also lower the result for backend profile P: a shipped profile "
-    "(`maxlower profiles`) or the path of a profile .toml file.",
+    "(`maxlower profiles`) or the path of a profile .toml file. Repeat it for what "
+    "several profiles all accept.",
 )
 @click.option(
     "--expand-functions",
@@ -309,7 +312,7 @@ def convert(
     output_path: pathlib.Path | None,
     dry_run: bool,
     in_place: bool,
-    profile_name: str | None,
+    profile_names: tuple[str, ...],
     expand_functions: bool,
     quiet: bool,
     debug: bool,
@@ -319,7 +322,7 @@ def convert(
 ) -> None:
     progress = Progress()  # stage lines and a bar for the data file, on a terminal only
     with _errors_to_exit_codes(debug), _timings_report(progress, timings), _no_cyclic_gc():
-        profile = load_profile(profile_name) if profile_name is not None else None
+        profile = load_profiles(profile_names) if profile_names else None
         default = default_output_path(input_path, opset)
         if profile is not None:
             default = default.with_name(f"{default.stem}.{profile.name}.onnx")
@@ -366,10 +369,13 @@ says what P would have to accept. An unknown or malformed profile is exit code 2
 @click.option(
     "--profile",
     "-p",
-    "profile_name",
+    "profile_names",
     required=True,
+    multiple=True,
     metavar="P",
-    help="A shipped profile (`maxlower profiles`) or the path of a profile .toml file. Required.",
+    help="A shipped profile (`maxlower profiles`) or the path of a profile .toml file. "
+    "Required; repeat it to lower to what all of them accept (--profile rknn --profile "
+    "onnxruntime).",
 )
 @click.option(
     "-o",
@@ -392,7 +398,7 @@ says what P would have to accept. An unknown or malformed profile is exit code 2
 @DEBUG_OPTION
 def lower(
     input_path: pathlib.Path,
-    profile_name: str,
+    profile_names: tuple[str, ...],
     output_path: pathlib.Path | None,
     dry_run: bool,
     in_place: bool,
@@ -404,7 +410,7 @@ def lower(
 ) -> None:
     progress = Progress()
     with _errors_to_exit_codes(debug), _timings_report(progress, timings), _no_cyclic_gc():
-        profile = load_profile(profile_name)
+        profile = load_profiles(profile_names)
         default = input_path.with_name(f"{input_path.stem}.{profile.name}.onnx")
         output_path = _output_path(input_path, output_path, in_place, default)
         job = Job(profile=profile)
@@ -503,8 +509,16 @@ def _declare_outputs(
 
 def _reads(input_path: pathlib.Path, job: Job, verification: Verification) -> dict:
     """{what it is: path} of every file that `convert` or `lower` reads by name."""
-    profile = job.profile.path if job.profile is not None else None
-    return {READ_IN: input_path, READ_PROFILE: profile, READ_INPUTS: verification.inputs}
+    reads = {READ_IN: input_path, READ_INPUTS: verification.inputs}
+    return reads | _profile_reads(job.profile)
+
+
+def _profile_reads(profile: Profile | ProfileSet | None) -> dict:
+    """{what it is: path} of the --profile files."""
+    members = profile.members if profile is not None else ()
+    if len(members) <= 1:
+        return {READ_PROFILE: members[0].path if members else None}
+    return {f"{READ_PROFILE} {m.name!r}": m.path for m in members}
 
 
 @cli.command(
@@ -523,7 +537,107 @@ def profiles(paths: bool, debug: bool) -> None:
         width = max(len(name) for name in shipped)
         for name, profile in shipped.items():
             where = f"  ({profile.path})" if paths else ""
-            echo(f"{name:<{width}}  {profile.description}{where}")
+            window = f" [opsets {profile.opsets[0]}-{profile.opsets[1]}]" if profile.opsets else ""
+            echo(f"{name:<{width}}  {profile.description}{window}{where}")
+            if profile.target:
+                echo(f"{'':<{width}}    target: {profile.target}")
+
+
+@cli.command(
+    help="""Say, before deploying, what the target P would reject in IN and what
+`maxlower lower` would do about it. Nothing is written.
+
+For every node P rejects (main graph, subgraphs, functions) it prints the rule and
+the source the profile cites for it, then the exact form `lower` would choose: the
+decompositions, the node count and the planner's cost estimate (1 is an Add over the
+node's input). Nodes that no exact form can fix are listed with the reason and what
+would make them possible. A profile with an opset window, or --opset N, converts first,
+and the report says so. Repeat --profile for what several targets all accept.
+maxlower.check() in Python runs the same pipeline and gives the same report.
+
+\b
+Examples:
+  maxlower check model.onnx --profile qnn-htp
+  maxlower check model.onnx --profile rknn --profile onnxruntime --json plan.json
+  maxlower check model.onnx --profile coreml --opset 13 --strict
+
+\b
+Exit codes:
+  0  P accepts IN as it is, or `lower` would make it acceptable exactly
+  1  with --strict: `lower` would change something
+  2  bad invocation, unreadable input or profile
+  3  some node has no exact form that P accepts (each is listed)
+  4  internal error in maxlower (a bug)""",
+    short_help="Pre-flight: what a target rejects, and what lower would do.",
+)
+@click.argument("input_path", metavar="IN", type=click.Path(path_type=pathlib.Path))
+@click.option(
+    "--profile",
+    "-p",
+    "profile_names",
+    required=True,
+    multiple=True,
+    metavar="P",
+    help="A shipped profile (`maxlower profiles`) or a profile .toml file; repeat it for "
+    "what all of them accept. Required.",
+)
+@click.option(
+    "--opset",
+    "-t",
+    "opset",
+    type=int,
+    default=None,
+    metavar="N",
+    help="Check the model as converted to opset N (default: its own, or the profile's window).",
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(path_type=pathlib.Path),
+    default=None,
+    metavar="F",
+    help="Also write the report as JSON to F.",
+)
+@click.option("--strict", is_flag=True, help="Exit 1 when `lower` would change anything.")
+@QUIET_OPTION
+@DEBUG_OPTION
+def check(
+    input_path: pathlib.Path,
+    profile_names: tuple[str, ...],
+    opset: int | None,
+    json_path: pathlib.Path | None,
+    strict: bool,
+    quiet: bool,
+    debug: bool,
+) -> None:
+    from maxlower.check import CheckReport
+
+    with _errors_to_exit_codes(debug), _no_cyclic_gc():
+        profile = load_profiles(profile_names)
+        if opset is not None:
+            check_target_opset(opset)
+        reads = {READ_IN: input_path} | _profile_reads(profile)
+        with Outputs(reads) as outputs:
+            if json_path is not None:
+                outputs.declare(json_path, "--json")
+            prepared = load_proto(input_path)
+            job = Job(opset, profile, keep_going=True)
+            report = CheckReport.of(pipeline.run(prepared, job, input_path.parent).report, profile)
+            if not quiet:
+                opset_text = _opset_text(report.source_opset)
+                echo(
+                    "\n".join(
+                        [
+                            f"{input_path}: opset {opset_text}, profile {profile.name!r}",
+                            *report.lines(),
+                        ]
+                    )
+                )
+            if json_path is not None:
+                document = {"input": str(input_path), **report.to_dict()}
+                outputs.stage_text(json_path, json.dumps(document, indent=2) + "\n")
+            outputs.commit()
+    sys.exit(report.exit_code(strict=strict))
 
 
 def _output_path(

@@ -17,44 +17,52 @@ from pathlib import Path
 
 from maxlower.api import ModelLike, check_target_opset, run_job
 from maxlower.pipeline import Job, Report
-from maxlower.profiles import Profile, ProfileError, load_profile
+from maxlower.profiles import (
+    Profile,
+    ProfileError,
+    ProfileSet,
+    ProfilesLike,
+    load_profile,
+    load_profiles,
+)
 from passes.legalize import Lowering
 
-ProfileLike = str | Path | Profile
+ProfileLike = str | Path | Profile  # (several at once: ProfilesLike, a list of these)
 
 
 def lower(
     model: ModelLike,
-    profile: ProfileLike,
+    profile: ProfilesLike,
     *,
     base_dir: str | os.PathLike[str] | None = None,
     report: str | os.PathLike[str] | None = None,
 ) -> ModelLike:
     """`model` with every node `profile` rejects rewritten exactly; the same kind of object
-    back, and the input untouched. Raises ConversionError when some node has no exact form
-    the profile accepts, ProfileError for an unknown or malformed profile, and
-    InvalidModelError for unusable input. `report`: also write the HTML report `maxlower
-    lower --report` writes."""
+    back, and the input untouched. `profile` may be a list: what all of them accept. A
+    profile with an opset window (`opsets = [first, last]`) converts into it first.
+    Raises ConversionError when some node has no exact form the profile accepts,
+    ProfileError for an unknown or malformed profile, and InvalidModelError for unusable
+    input. `report`: also write the HTML report `maxlower lower --report` writes."""
     lowered, _ = lower_with_report(model, profile, base_dir=base_dir, report=report)
     return lowered
 
 
 def lower_with_report(
     model: ModelLike,
-    profile: ProfileLike,
+    profile: ProfilesLike,
     *,
     base_dir: str | os.PathLike[str] | None = None,
     report: str | os.PathLike[str] | None = None,
 ) -> tuple[ModelLike, Report]:
     """`lower`, plus the report of what it rewrote (`report.lowerings`; what the CLI
     prints)."""
-    return run_job(model, Job(profile=load_profile(profile)), base_dir, report)
+    return run_job(model, Job(profile=load_profiles(profile)), base_dir, report)
 
 
 def convert_and_lower(
     model: ModelLike,
     opset: int,
-    profile: ProfileLike,
+    profile: ProfilesLike,
     *,
     expand_functions: bool = False,
     base_dir: str | os.PathLike[str] | None = None,
@@ -64,15 +72,16 @@ def convert_and_lower(
     `maxlower convert --opset N --profile P` does); `report.rewrites`,
     `report.conversions` and `report.lowerings` say what changed. `report`: also write
     the HTML report (`--report`)."""
-    profile = load_profile(profile)  # a bad profile fails before any work
+    loaded = load_profiles(profile)  # a bad profile fails before any work
     check_target_opset(opset)
-    return run_job(model, Job(opset, profile, expand_functions), base_dir, report)
+    return run_job(model, Job(opset, loaded, expand_functions), base_dir, report)
 
 
 __all__ = [
     "Lowering",
     "Profile",
     "ProfileError",
+    "ProfileSet",
     "convert_and_lower",
     "load_profile",
     "lower",

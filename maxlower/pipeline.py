@@ -47,13 +47,13 @@ from maxlower.io import (
     model_from_proto,
     use_refined_outputs,
 )
-from maxlower.profiles import Profile
+from maxlower.profiles import Profile, ProfileSet
 from maxlower.safety import check_function_calls, check_model_data, describe_invalid
 from maxlower.sparse import convert_sparse, default_opset
 from passes.builder import FAMILY, min_ir_version
 from passes.errors import ConversionError, concise
 from passes.graph_utils import containers
-from passes.legalize import LegalizePass, Lowering
+from passes.legalize import LegalizePass, Lowering, Unlowered
 from passes.version.convert import Rewrite
 from passes.version.other_ops import DELEGATED, EXPANDED, RELABELLED, OtherOpConversion
 from passes.version.registry import schema_versions
@@ -70,8 +70,11 @@ class Job:
     """What to do: convert to `opset` (None: keep the model's), then lower for `profile`."""
 
     opset: int | None = None
-    profile: Profile | None = None
+    profile: Profile | ProfileSet | None = None
     expand_functions: bool = False
+    # a pre-flight check: nodes without an exact form are listed (Report.unlowered), not
+    # refused
+    keep_going: bool = False
 
 
 @dataclasses.dataclass
@@ -84,6 +87,7 @@ class Report:
     conversions: list[OtherOpConversion] = dataclasses.field(default_factory=list)
     lowerings: list[Lowering] = dataclasses.field(default_factory=list)
     profile: str | None = None
+    unlowered: list[Unlowered] = dataclasses.field(default_factory=list)  # Job.keep_going
 
     def kinds(self) -> dict[str, list[Change]]:
         """The changes grouped by kind: family rewrites, then the other ops relabelled,
@@ -196,6 +200,7 @@ def run(
     source = default_opset(prepared)
     if job.opset is not None:
         check_target_opset(job.opset)
+    job = into_profile_window(job, source)
     if source is None and any(default_opset(f) is not None for f in prepared.functions):
         raise InvalidModelError(
             "the model imports no default-domain ('' / ai.onnx) opset, but some of its "
@@ -215,7 +220,9 @@ def run(
         converted = run(
             prepared, dataclasses.replace(job, profile=None), base_dir, progress=progress
         )
-        lowered = run(converted.proto, Job(profile=job.profile), base_dir, progress=progress)
+        lowered = run(
+            converted.proto, dataclasses.replace(job, opset=None), base_dir, progress=progress
+        )
         lowered.report.rewrites = converted.report.rewrites
         lowered.report.conversions = converted.report.conversions
         lowered.report.source_opset, lowered.report.target_opset = source, job.opset
@@ -251,11 +258,33 @@ def run(
             report.conversions = result.conversions
     if job.profile is not None:
         with progress.stage(f"lowering for profile {job.profile.name!r}"):
-            report.lowerings = LegalizePass(job.profile)(model).lowerings
+            legalized = LegalizePass(job.profile, keep_going=job.keep_going)(model)
+            report.lowerings, report.unlowered = legalized.lowerings, legalized.unlowered
     with _inference_conflicts_refused(source, job.opset):
         checked = check_result(model, progress, declared)
     training_info.put_back(checked, training, base_dir)
     return Outcome(checked, report)
+
+
+def into_profile_window(job: Job, source: int | None) -> Job:
+    """`job`, converting into its profile's opset window ([first, last]) when the model's
+    opset is outside it: to the window's nearest end. A target opset outside the window is
+    refused (InvalidModelError): no model at that opset satisfies the profile."""
+    window = job.profile.opsets if job.profile is not None else None
+    if window is None or job.profile is None:
+        return job
+    first, last = window
+    if job.opset is not None:
+        if not first <= job.opset <= last:
+            raise InvalidModelError(
+                f"target opset {job.opset} is outside profile {job.profile.name!r}'s opsets "
+                f"{first}-{last}; choose one in that range, or leave the opset out and the "
+                "model is converted into it"
+            )
+        return job
+    if source is None or first <= source <= last:
+        return job
+    return dataclasses.replace(job, opset=min(max(source, first), last))
 
 
 # onnx's inference of If before opset 11 merges the two branches' output shapes and fails
@@ -432,6 +461,7 @@ __all__ = [
     "Job",
     "Outcome",
     "Report",
+    "into_profile_window",
     "normalise_opset_imports",
     "prepare",
     "run",

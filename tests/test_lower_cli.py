@@ -73,7 +73,7 @@ def test_lower_refuses_to_overwrite_its_input_and_takes_in_place(nested):
 
 def test_bad_profiles_are_exit_code_2(nested, tmp_path):
     result = invoke("lower", nested, "-p", "tensorflow")
-    assert result.exit_code == 2 and "shipped profiles: no-argmax" in result.output
+    assert result.exit_code == 2 and "shipped profiles: coreml, ncnn, no-argmax" in result.output
     bad = tmp_path / "bad.toml"
     bad.write_text('description = "x"\n[ops.Max]\nabsnt = true\n')
     result = invoke("lower", nested, "-p", bad)
@@ -114,15 +114,24 @@ def test_convert_with_a_profile_does_both(nested):
 def test_profiles_lists_each_with_a_description():
     result = invoke("profiles")
     assert result.exit_code == 0
-    lines = result.output.strip().splitlines()
+    lines = [line for line in result.output.strip().splitlines() if not line[0].isspace()]
     assert [line.split()[0] for line in lines] == [
+        "coreml",
+        "ncnn",
         "no-argmax",
         "onnxruntime",
+        "openvino",
         "primitives",
+        "qnn-htp",
+        "rknn",
+        "sentis",
         "tensorrt",
+        "tflite",
         "webnn",
     ]
     assert all(len(line.split(None, 1)[1]) > 20 for line in lines)
+    # each with the version of the target it describes, on the line below (issue 18)
+    assert result.output.count("    target: ") == len(lines)
     assert ".toml" in invoke("profiles", "--paths").output
 
 

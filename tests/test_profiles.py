@@ -13,7 +13,8 @@ from maxlower.profiles import PROFILE_DIR, Profile, ProfileError, load_profile, 
 from maxlower.profiles.onnxruntime_kernels import kernel_rejection
 from passes.graph_utils import infer_shapes
 
-SHIPPED = ["no-argmax", "onnxruntime", "primitives", "tensorrt", "webnn"]
+ACCELERATORS = ["coreml", "ncnn", "openvino", "qnn-htp", "rknn", "sentis", "tflite"]  # issue 18
+SHIPPED = sorted(["no-argmax", "onnxruntime", "primitives", "tensorrt", "webnn", *ACCELERATORS])
 
 
 def first_node(text: str) -> tuple[ir.Node, int]:
@@ -74,7 +75,9 @@ def test_malformed_profiles_are_refused(tmp_path, text, message):
 
 
 def test_unknown_profile_names_the_shipped_ones():
-    with pytest.raises(ProfileError, match="shipped profiles: no-argmax, onnxruntime"):
+    with pytest.raises(
+        ProfileError, match="shipped profiles: coreml, ncnn, no-argmax, onnxruntime"
+    ):
         load_profile("tensorflow")
     with pytest.raises(ProfileError, match="no such profile file"):
         load_profile(Path("missing/profile.toml"))

@@ -3,6 +3,7 @@
     load_profile("tensorrt")            a shipped profile, by name
     load_profile("path/to/mine.toml")   your own file (schema: README.md, "Lowering and
                                         profiles")
+    load_profiles(["rknn", "onnxruntime"])  what both accept (a ProfileSet)
     shipped_profiles()                  {name: Profile} of the files here
 
 `Profile.rejection(node, opset)` is what `passes.legalize.LegalizePass` asks.
@@ -14,6 +15,7 @@ import sys
 from pathlib import Path
 
 from maxlower.files import PROFILE_FILE_LIMIT, read_input
+from maxlower.profiles.combine import ProfileSet
 from maxlower.profiles.rules import MAX_DEPTH, OpRule, Profile, ProfileError, parse_profile
 from passes.errors import concise
 
@@ -23,6 +25,9 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 PROFILE_DIR = Path(__file__).parent
+ProfileLike = str | Path | Profile
+# One profile, or several a model must satisfy at once (`--profile a --profile b`).
+ProfilesLike = ProfileLike | ProfileSet | list[ProfileLike] | tuple[ProfileLike, ...]
 
 
 def shipped_profiles() -> dict[str, Profile]:
@@ -40,7 +45,8 @@ def load_profile(profile: str | Path | Profile) -> Profile:
     path = profile_path(profile)
     data = read_input(path, "profile file", PROFILE_FILE_LIMIT, error=ProfileError)
     try:
-        document = tomllib.loads(data.decode("utf-8"))
+        text = data.decode("utf-8")
+        document = tomllib.loads(text)
     except UnicodeDecodeError as error:
         raise ProfileError(f"{path}: not UTF-8 text ({concise(error)})") from None
     except tomllib.TOMLDecodeError as error:
@@ -50,7 +56,20 @@ def load_profile(profile: str | Path | Profile) -> Profile:
             f"{path}: arrays or tables nested too deeply to read (a profile needs at most "
             f"{MAX_DEPTH} levels)"
         ) from None
-    return parse_profile(document, path.stem, path)
+    return parse_profile(document, path.stem, path, text)
+
+
+def load_profiles(profiles: ProfilesLike) -> Profile | ProfileSet:
+    """One profile (`load_profile`), or several that a model must satisfy at once (given
+    as a list or tuple): a ProfileSet, which rejects what any of them rejects."""
+    if isinstance(profiles, list | tuple):
+        if not profiles:
+            raise ProfileError("no profile given")
+        loaded = [load_profile(p) for p in profiles]
+        return loaded[0] if len(loaded) == 1 else ProfileSet.of(loaded)
+    if isinstance(profiles, ProfileSet):
+        return profiles
+    return load_profile(profiles)
 
 
 def profile_path(profile: str | Path) -> Path:
@@ -72,7 +91,9 @@ __all__ = [
     "OpRule",
     "Profile",
     "ProfileError",
+    "ProfileSet",
     "load_profile",
+    "load_profiles",
     "profile_path",
     "shipped_profiles",
 ]

@@ -7,7 +7,10 @@
     types = ["float32", "float16"]       # element types of the op's data input
     constant_axes = true
 
-Every key is checked when the file is read, so a typo is an error, not a silent no-op.
+Every key is checked when the file is read, so a typo is an error, not a silent no-op. The
+accelerator keys (max_rank, axis_within_last, graph_output, int64_*) and the sources cited
+beside each key are in rules_accel.py; a top-level `opsets = [first, last]` is the window of
+model opsets the backend takes, and `target` the version of it the file describes.
 """
 
 from __future__ import annotations
@@ -23,11 +26,18 @@ import onnx
 import onnx_ir as ir
 
 from maxlower.api import InvalidModelError
+from maxlower.profiles.rules_accel import (
+    ACCELERATOR_CHECKS,
+    ACCELERATOR_KEYS,
+    final_remedy,
+    parse_sources,
+)
 from passes.builder import FAMILY
 from passes.decompose.max import same_shapes
 from passes.decompose.reduce_max import read_axes, reduces_nonempty_set
 from passes.extremum import MAX, MIN
 from passes.graph_utils import constant_ints
+from passes.legalize.rejection import Rejection
 
 DT = ir.DataType
 TYPE_NAMES: dict[str, DT] = {
@@ -73,13 +83,29 @@ class OpRule:
     min_rank: int | None = None  # ArgMax/ReduceMax/Max: rank of the data input
     max_inputs: int | None = None  # Max
     broadcast: bool = True  # Max: False = all inputs must have the same static shape
+    # Accelerator keys (rules_accel.py says what each means and which ops take it).
+    max_rank: int | None = None
+    axis_within_last: int | None = None
+    graph_output: bool = True
+    int64_inputs: bool = True
+    int64_outputs: bool = True
+    int64_output_cast: bool = False
 
     def rejection(self, op: str, node: ir.Node, opset: int) -> str | None:
-        for check in _CHECKS:
+        found = self.rejected_by(op, node, opset)
+        return None if found is None else found[1]
+
+    def rejected_by(self, op: str, node: ir.Node, opset: int) -> tuple[str, str] | None:
+        """(the key that rejects the node, why), or None when every key accepts it. A final
+        rejection (rules_accel.final_remedy) comes first: no rewrite lifts it, so a node it
+        applies to is refused whatever else rejects it."""
+        found = None
+        for key, check in _CHECKS_BY_KEY.items():
             reason = check(self, op, node, opset)
-            if reason is not None:
-                return reason
-        return None
+            if reason is not None and final_remedy(key, node) is not None:
+                return key, reason
+            found = found or (None if reason is None else (key, reason))
+        return found
 
 
 FAMILY_KEYS = {
@@ -182,6 +208,21 @@ _CHECKS: list[Callable[[OpRule, str, ir.Node, int], str | None]] = [
     _max_inputs,
     _broadcast,
 ]
+# The key each check reads, so that a rejection names its rule (and the rule its source).
+_KEY_OF_CHECK = {
+    _absent: "absent",
+    _opsets: "opsets",
+    _types: "types",
+    _constant_axes: "constant_axes",
+    _single_axis: "single_axis",
+    _nonempty: "nonempty_types",
+    _select_last_index: "select_last_index",
+    _min_rank: "min_rank",
+    _max_inputs: "max_inputs",
+    _broadcast: "broadcast",
+}
+_CHECKS_BY_KEY = {_KEY_OF_CHECK[check]: check for check in _CHECKS} | ACCELERATOR_CHECKS
+FAMILY_KEYS.update(ACCELERATOR_KEYS)
 
 
 def data_input(node: ir.Node, opset: int) -> ir.Value | None:
@@ -208,20 +249,39 @@ class Profile:
     path: Path | None = None
     kernels: str | None = None
     ops: dict[str, OpRule] = dataclasses.field(default_factory=dict)
+    # The model's opset window ([first, last]): `lower` converts into it first.
+    opsets: tuple[int, int] | None = None
+    target: str | None = None  # the version of the backend the file describes
+    # "[ops.ArgMax] select_last_index" -> the comment beside that key (its source)
+    sources: dict[str, str] = dataclasses.field(default_factory=dict, compare=False)
 
-    def rejection(self, node: ir.Node, opset: int) -> str | None:
+    def rejection(self, node: ir.Node, opset: int) -> Rejection | None:
         rule = self.ops.get(node.op_type)
-        if rule is not None and (reason := rule.rejection(node.op_type, node, opset)):
-            return reason
+        found = rule.rejected_by(node.op_type, node, opset) if rule is not None else None
+        if found is not None:
+            key, reason = found
+            where = f"[ops.{node.op_type}] {key}"
+            remedy = final_remedy(key, node)
+            return Rejection(reason, where, self.sources.get(where, ""), remedy)
         if self.kernels == "onnxruntime-cpu":
             from maxlower.profiles.onnxruntime_kernels import kernel_rejection
 
-            return kernel_rejection(node, opset)
+            reason = kernel_rejection(node, opset)
+            if reason is not None:
+                return Rejection(reason, "kernels", self.sources.get("kernels", ""))
         return None
 
+    @property
+    def members(self) -> tuple[Profile, ...]:
+        return (self,)
 
-def parse_profile(data: dict, name: str, path: Path | None) -> Profile:
-    """A Profile from the TOML table `data`; ProfileError for anything off-schema."""
+
+TOP_KEYS = ("name", "description", "target", "kernels", "opsets", "ops")
+
+
+def parse_profile(data: dict, name: str, path: Path | None, text: str | None = None) -> Profile:
+    """A Profile from the TOML table `data`; ProfileError for anything off-schema. `text`,
+    the file as written, gives each key's source: the comment beside it."""
     where = str(path) if path else name
     if not isinstance(data, dict):
         raise ProfileError(f"{where}: a profile is a table of keys, not {type(data).__name__}")
@@ -230,11 +290,11 @@ def parse_profile(data: dict, name: str, path: Path | None) -> Profile:
             f"{where}: arrays or tables nested {_depth(data)} levels deep; a profile has at "
             f"most {MAX_DEPTH} (the file, ops, [ops.Op], a list of types)"
         )
-    unknown = set(data) - {"name", "description", "kernels", "ops"}
+    unknown = set(data) - set(TOP_KEYS)
     if unknown:
         raise ProfileError(
-            f"{where}: unknown key(s) {_names(unknown)}; expected name, description, kernels, ops"
-            + _suggestion(unknown, ["name", "description", "kernels", "ops"])
+            f"{where}: unknown key(s) {_names(unknown)}; expected {', '.join(TOP_KEYS)}"
+            + _suggestion(unknown, list(TOP_KEYS))
         )
     description = data.get("description")
     if not _one_line(description) or not description.strip():
@@ -249,12 +309,18 @@ def parse_profile(data: dict, name: str, path: Path | None) -> Profile:
     if not isinstance(ops, dict):
         raise ProfileError(f"{where}: 'ops' must be a table of [ops.OpType] tables")
     rules = {_op_name(where, op): _parse_rule(where, op, table) for op, table in ops.items()}
+    target = data.get("target")
+    if target is not None and (not _one_line(target) or not target.strip()):
+        raise ProfileError(f"{where}: target = {_short(target)}; expected one line of text")
     return Profile(
         name=_profile_name(where, data.get("name", name)),
         description=description.strip(),
         path=path,
         kernels=kernels,
         ops=rules,
+        opsets=_parse_opsets(f"{where}: opsets", data["opsets"]) if "opsets" in data else None,
+        target=target.strip() if target is not None else None,
+        sources=parse_sources(text) if text is not None else {},
     )
 
 
@@ -370,18 +436,8 @@ def _parse_value(where: str, op: str, key: str, value: object) -> object:
             )
         return frozenset(TYPE_NAMES[t] for t in value)
     if key == "opsets":
-        if (
-            not isinstance(value, list)
-            or len(value) != 2
-            or not all(_is_int(v) for v in value)
-            or not 1 <= value[0] <= value[1]
-        ):
-            raise ProfileError(
-                f"{where}: [ops.{op}] opsets must be [first, last], two integers with "
-                f"1 <= first <= last, not {_short(value)}"
-            )
-        return (value[0], value[1])
-    if key in ("min_rank", "max_inputs"):
+        return _parse_opsets(f"{where}: [ops.{op}] opsets", value)
+    if key in ("min_rank", "max_inputs", "max_rank", "axis_within_last"):
         if not _is_int(value) or value < 0:
             raise ProfileError(
                 f"{where}: [ops.{op}] {key} = {_short(value)}; expected a non-negative integer"
@@ -390,6 +446,20 @@ def _parse_value(where: str, op: str, key: str, value: object) -> object:
     if not isinstance(value, bool):
         raise ProfileError(f"{where}: [ops.{op}] {key} = {_short(value)}; expected true or false")
     return value
+
+
+def _parse_opsets(what: str, value: object) -> tuple[int, int]:
+    if (
+        not isinstance(value, list)
+        or len(value) != 2
+        or not all(_is_int(v) for v in value)
+        or not 1 <= value[0] <= value[1]
+    ):
+        raise ProfileError(
+            f"{what} must be [first, last], two integers with 1 <= first <= last, "
+            f"not {_short(value)}"
+        )
+    return (value[0], value[1])
 
 
 def _is_int(value: object) -> bool:

@@ -11,7 +11,7 @@ the cheapest one whose result a backend profile accepts. Each is usable alone:
 
 from __future__ import annotations
 
-from passes.decompose import arg_max, reduce_max, where
+from passes.decompose import arg_max, graph_output, reduce_max, where
 from passes.decompose import max as max_decompositions
 from passes.decompose.common import Decomposition
 
@@ -21,6 +21,7 @@ for _decomposition in (
     *reduce_max.DECOMPOSITIONS,
     *arg_max.DECOMPOSITIONS,
     *where.DECOMPOSITIONS,
+    *graph_output.DECOMPOSITIONS,
 ):
     DECOMPOSITIONS.setdefault(_decomposition.op_type, []).append(_decomposition)
 

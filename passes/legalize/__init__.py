@@ -39,6 +39,7 @@ from passes.function_types import InferFunctionTypesPass
 from passes.graph_utils import containers, node_label
 from passes.legalize import cost
 from passes.legalize.apply import apply_decomposition
+from passes.legalize.rejection import Rejection, is_final, rule_of
 from passes.legalize.scratch import Scratch, signature, splice
 from passes.names import Namer
 from passes.one_node import MIRROR, mirrors_of
@@ -64,6 +65,23 @@ class Lowering:
     rejection: str
     steps: tuple[str, ...]  # decomposition names, outermost first
     nodes_after: int
+    rule: str = ""  # the profile rule that rejects it ("[ops.ArgMax] select_last_index")
+    source: str = ""  # where that rule is documented, as the profile file cites it
+    cost: float = 0.0  # the planner's estimate of the form (cost.graph_cost), native op ~1
+
+
+@dataclasses.dataclass(frozen=True)
+class Unlowered:
+    """A rejected node with no exact form (LegalizePass(keep_going=True) lists them)."""
+
+    where: str
+    node: str
+    op_type: str
+    rejection: str
+    reason: str
+    remedy: str
+    rule: str = ""
+    source: str = ""
 
 
 @dataclasses.dataclass
@@ -91,14 +109,20 @@ class LegalizeResult(ir.passes.PassResult):
     """LegalizePass's result: also each node it rewrote, why and into what."""
 
     lowerings: list[Lowering] = dataclasses.field(default_factory=list)
+    unlowered: list[Unlowered] = dataclasses.field(default_factory=list)
 
 
 class LegalizePass(ir.passes.InPlacePass):
-    """Make every default-domain node acceptable to `profile`, or raise ConversionError."""
+    """Make every default-domain node acceptable to `profile`, or raise ConversionError.
 
-    def __init__(self, profile: Profile) -> None:
+    `keep_going=True` (a pre-flight check): a node without an exact form is left as it is
+    and listed in `unlowered` instead, and the pass goes on with the next node.
+    """
+
+    def __init__(self, profile: Profile, *, keep_going: bool = False) -> None:
         super().__init__()
         self.profile = profile
+        self.keep_going = keep_going
 
     if TYPE_CHECKING:  # onnx_ir's __call__ returns what `call` returns: say so to type checkers
 
@@ -112,6 +136,7 @@ class LegalizePass(ir.passes.InPlacePass):
             resolved = ResolveAttributeReferencesPass()(model).modified
             InferFunctionTypesPass()(model)
         lowerings: list[Lowering] = []
+        unlowered: list[Unlowered] = []
         namer = Namer.of_model(model)
         for where, container, opsets in containers(model):
             opset = opsets.get("")
@@ -132,22 +157,31 @@ class LegalizePass(ir.passes.InPlacePass):
                 rejection = self.profile.rejection(node, opset)
                 if rejection is None:
                     continue
-                form = planner.legal_form(node)
+                place = places.get(id(node.graph), where)
+                try:
+                    form = planner.legal_form(node)
+                except ConversionError as error:
+                    if not self.keep_going:
+                        raise
+                    unlowered.append(_unlowered(place, node, rejection, error))
+                    continue
                 mirrors = mirrors_of(node)
                 lowerings.append(
                     Lowering(
-                        places.get(id(node.graph), where),
+                        place,
                         node_label(node),
                         node.op_type,
-                        rejection,
+                        str(rejection),
                         form.steps,
                         form.size,
+                        *rule_of(rejection),
+                        round(form.cost, 2),
                     )
                 )
                 splice(form.graph.clone(), mirrors, node, namer)
         if lowerings:  # IR 4 lets the initializers rewrites add stand apart from the inputs
             model.ir_version = max(model.ir_version, 4)
-        return LegalizeResult(model, bool(lowerings) or resolved, lowerings)
+        return LegalizeResult(model, bool(lowerings) or resolved, lowerings, unlowered)
 
     def _accepted_for_every_call(self, node: ir.Node, opset: int) -> bool:
         """Whether the profile accepts a node that takes attributes from its function's
@@ -179,13 +213,24 @@ class _Planner:
         if cached is not None:
             return cached
         ops = [op for _, op in stack]
-        if (node.op_type in ops and ops[-1] != node.op_type) or len(stack) >= MAX_DEPTH:
+        same = any(key == outer for outer, _ in stack)  # a rewrite that gives the node back
+        if same or (node.op_type in ops and ops[-1] != node.op_type) or len(stack) >= MAX_DEPTH:
             # X → Y → X never ends (Max → stacked ReduceMax → Slice tree of Max → ...);
             # X → X is a step of the same op (a chain, a widening) and always gets smaller.
             self._cycles += 1
             raise _Cycle
         cycles_before = self._cycles
         rejection = self.profile.rejection(node, self.opset)
+        if is_final(rejection):  # no form can lift it: say so, with the profile's remedy
+            assert isinstance(rejection, Rejection) and rejection.remedy is not None
+            raise _NoForm(
+                node_label(node),
+                node.op_type,
+                f"profile {self.profile.name!r} does not accept it ({rejection}), and no "
+                "exact rewrite can change that",
+                rejection.remedy,
+                {rejection.remedy},
+            )
         failures: list[tuple[str, str]] = []
         missing = {f"{ACCEPTS}{node.op_type} ({rejection})"}
         best: _Form | None = None
@@ -259,6 +304,20 @@ class _NoForm(ConversionError):
         self.missing = missing
 
 
+def _unlowered(where: str, node: ir.Node, rejection: str, error: ConversionError) -> Unlowered:
+    rule, source = rule_of(rejection)
+    return Unlowered(
+        where,
+        node_label(node),
+        node.op_type,
+        str(rejection),
+        error.reason,
+        error.remedy,
+        rule,
+        source,
+    )
+
+
 ACCEPTS = "accepts "  # marks, in `missing`, what the profile lacks (the rest are remedies)
 
 
@@ -297,4 +356,11 @@ def _real_names(text: str, node: ir.Node) -> str:
     return text
 
 
-__all__ = ["LegalizePass", "LegalizeResult", "Lowering", "apply_decomposition"]
+__all__ = [
+    "LegalizePass",
+    "LegalizeResult",
+    "Lowering",
+    "Rejection",
+    "Unlowered",
+    "apply_decomposition",
+]

@@ -1,0 +1,153 @@
+"""`check(model, profile)`: a pre-flight report of what a deployment target would reject.
+
+    report = check(model, "qnn-htp")                   one target
+    report = check(model, ["rknn", "onnxruntime"])     what all of them accept
+    report = check(model, "coreml", opset=13)          after converting to opset 13
+    report.accepted        True when the target takes the model as it is
+    report.exit_code()     0 accepted or fixable, 3 some node has no exact form,
+                           1 with strict=True when anything would change
+
+It runs the pipeline `maxlower lower` runs (maxlower.pipeline, `Job(keep_going=True)`), so
+each node it lists is one `lower` would rewrite, with the form `lower` would choose, its
+node count and the planner's own cost estimate (passes.legalize.cost: 1 is an Add over the
+node's largest input); a node without an exact form is listed with the reason and a remedy
+instead of stopping the run. Nothing is written. `maxlower check` prints `lines()` and
+writes `to_dict()` with --json.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any
+
+from maxlower.api import ModelLike, check_target_opset, run_job
+from maxlower.pipeline import Job, Report
+from maxlower.profiles import Profile, ProfileSet, ProfilesLike, load_profiles
+from passes.legalize import Lowering, Unlowered
+
+
+@dataclasses.dataclass
+class CheckReport:
+    """What a target rejects in a model and what `lower` would do about each node."""
+
+    profile: str
+    targets: dict[str, str]  # profile name -> the target version its file describes
+    source_opset: int | None
+    target_opset: int | None  # the opset `lower` converts to first (None: it stays)
+    converted: int  # nodes that conversion to target_opset changes
+    lowerings: list[Lowering]  # nodes rejected that have an exact form
+    unlowered: list[Unlowered]  # nodes rejected that have none
+
+    @classmethod
+    def of(cls, report: Report, profile: Profile | ProfileSet) -> CheckReport:
+        converting = report.target_opset not in (None, report.source_opset)
+        return cls(
+            profile.name,
+            {m.name: m.target or "(no target version stated)" for m in profile.members},
+            report.source_opset,
+            report.target_opset if converting else None,
+            len(report.rewrites) + len(report.conversions) if converting else 0,
+            list(report.lowerings),
+            list(report.unlowered),
+        )
+
+    @property
+    def accepted(self) -> bool:
+        """The target takes the model as it is."""
+        return not (self.lowerings or self.unlowered or self.target_opset is not None)
+
+    def exit_code(self, *, strict: bool = False) -> int:
+        if self.unlowered:
+            return 3
+        return 1 if strict and not self.accepted else 0
+
+    def lines(self) -> list[str]:
+        lines = [f"  {name}: {target}" for name, target in self.targets.items()]
+        if self.target_opset is not None:
+            lines.append(
+                f"  opset {self.source_opset} is outside what {self.profile!r} accepts: "
+                f"`lower` converts to opset {self.target_opset} first "
+                f"({_count(self.converted, 'node')} change)"
+            )
+        if self.lowerings:
+            lines.append(f"  rejected, with an exact form: {_count(len(self.lowerings), 'node')}")
+            lines += [line for x in self.lowerings for line in _lowering_lines(x)]
+        if self.unlowered:
+            lines.append(f"  rejected, no exact form: {_count(len(self.unlowered), 'node')}")
+            lines += [line for x in self.unlowered for line in _unlowered_lines(x)]
+        lines.append(f"  verdict: {self.verdict()}")
+        return lines
+
+    def verdict(self) -> str:
+        if self.unlowered:
+            return (
+                f"{_count(len(self.unlowered), 'node')} cannot be made acceptable exactly "
+                "(exit code 3)"
+            )
+        if self.accepted:
+            return f"{self.profile!r} accepts the model as it is"
+        done = [f"convert to opset {self.target_opset}"] if self.target_opset else []
+        if self.lowerings:
+            done.append(f"rewrite {_count(len(self.lowerings), 'node')}")
+        return f"`maxlower lower` would {' and '.join(done)}, exactly"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "profile": self.profile,
+            "targets": self.targets,
+            "source_opset": self.source_opset,
+            "target_opset": self.target_opset,
+            "converted_nodes": self.converted,
+            "accepted": self.accepted,
+            "rejected": [dataclasses.asdict(x) for x in self.lowerings],
+            "no_exact_form": [dataclasses.asdict(x) for x in self.unlowered],
+            "verdict": self.verdict(),
+        }
+
+
+def check(
+    model: ModelLike,
+    profile: ProfilesLike,
+    *,
+    opset: int | None = None,
+    base_dir: str | os.PathLike[str] | None = None,
+) -> CheckReport:
+    """What `profile` (one, or a list: all of them) rejects in `model`, at `opset` if given
+    (else the model's, or the profile's opset window), and what `lower` would do about it.
+    Raises ProfileError / InvalidModelError for bad input, and ConversionError when the
+    model cannot be converted to the opset at all."""
+    loaded = load_profiles(profile)
+    if opset is not None:
+        check_target_opset(opset)
+    _, report = run_job(model, Job(opset, loaded, keep_going=True), base_dir)
+    return CheckReport.of(report, loaded)
+
+
+def _lowering_lines(x: Lowering) -> list[str]:
+    return [
+        f"    {x.where}: node {x.node!r} {x.op_type}: {x.rejection}",
+        f"      rule: {_rule(x.rule, x.source)}",
+        f"      lower: {' → '.join(x.steps)}; {_count(x.nodes_after, 'node')}, "
+        f"estimated cost {x.cost:g} (an Add over its input: 1)",
+    ]
+
+
+def _unlowered_lines(x: Unlowered) -> list[str]:
+    return [
+        f"    {x.where}: node {x.node!r} {x.op_type}: {x.rejection}",
+        f"      rule: {_rule(x.rule, x.source)}",
+        f"      no exact form: {x.reason}",
+        f"      to make it possible: {x.remedy}",
+    ]
+
+
+def _rule(rule: str, source: str) -> str:
+    return f"{rule or '(unnamed)'}; source: {source or '(none cited)'}"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+__all__ = ["CheckReport", "check"]
