@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import json
 import statistics
 import sys
 import time
@@ -75,7 +76,8 @@ class Row:
 
 def native_model(op: str, dtype: int, variant: str) -> onnx.ModelProto:
     """One family node on [64, 4096] inputs, at opset 18."""
-    inputs = [helper.make_tensor_value_info("x", dtype, SHAPE)]
+    data_shape = [SHAPE[0], "N"] if "dynamic" in variant else list(SHAPE)
+    inputs = [helper.make_tensor_value_info("x", dtype, data_shape)]
     initializers, names, attributes = [], ["x"], {}
     out_type, out_shape = dtype, None
     if op == "Max":
@@ -128,7 +130,11 @@ def feeds_for(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
     feeds = {}
     for value in model.graph.input:
         tensor = value.type.tensor_type
-        shape = [d.dim_value for d in tensor.shape.dim]
+        # A symbolic dim runs at the benchmark's length.
+        shape = [
+            d.dim_value if d.HasField("dim_value") else SHAPE[i]
+            for i, d in enumerate(tensor.shape.dim)
+        ]
         if value.name == "axes":
             feeds["axes"] = np.array([1] if shape == [1] else [0, 1], dtype=np.int64)
             continue
@@ -393,68 +399,300 @@ def loadability_table(quick: bool) -> list[str]:
     return lines
 
 
-def weights(runs: int) -> None:
-    """Per-op latency on float32 [64, 4096], relative to Add (cost.py's WEIGHTS)."""
-    ops = {
-        "Add": ("Add", 2, {}),
-        "Max": ("Max", 2, {}),
-        "Greater": ("Greater", 2, {}),
-        "Equal": ("Equal", 2, {}),
-        "IsNaN": ("IsNaN", 1, {}),
-        "Where": ("Where", 3, {}),
-        "Cast": ("Cast", 1, {"to": TensorProto.DOUBLE}),
-        "Slice": ("Slice", 1, {}),
-        "Concat": ("Concat", 2, {"axis": 0}),
-        "Expand": ("Expand", 1, {}),
-        "Unsqueeze": ("Unsqueeze", 1, {}),
-        "Identity": ("Identity", 1, {}),
-        "ReduceMax": ("ReduceMax", 1, {"keepdims": 0}),
-        "ReduceMin": ("ReduceMin", 1, {}),
-        "ArgMax": ("ArgMax", 1, {"axis": 1}),
-        "Or": ("Or", 2, {}),
-        "Not": ("Not", 1, {}),
-    }
-    results = {}
-    for name, (op, arity, attributes) in ops.items():
-        elem = TensorProto.BOOL if op in ("Or", "Not") else TensorProto.FLOAT
-        inputs = [helper.make_tensor_value_info(f"i{k}", elem, SHAPE) for k in range(arity)]
-        names = [f"i{k}" for k in range(arity)]
-        initializers = []
-        if op == "Where":
-            inputs[0] = helper.make_tensor_value_info("i0", TensorProto.BOOL, SHAPE)
-        extra = {
-            "Slice": [("starts", [0]), ("ends", [2048]), ("axes", [1])],
-            "Expand": [("shape", [2, *SHAPE])],
-            "Unsqueeze": [("axes", [0])],
-            "ReduceMax": [("axes", [1])],
-            "ReduceMin": [("axes", [1])],
-        }.get(op, [])
-        for init_name, init_value in extra:
-            initializers.append(onnx.numpy_helper.from_array(np.array(init_value), init_name))
-            names.append(init_name)
-        node = helper.make_node(op, names, ["out"], **attributes)
+# --- the cost model's figures (--write-weights) -------------------------------------------
+
+WEIGHTS_FILE = ROOT / "passes" / "legalize" / "weights.json"
+CANDIDATES_FILE = ROOT / "benchmarks" / "candidates.json"
+# op -> (arity, attributes, extra constant inputs); float32 [64, 4096] unless said.
+OP_PROBES: dict[str, tuple[int, dict, list]] = {
+    "Add": (2, {}, []),
+    "Sub": (2, {}, []),
+    "Mul": (2, {}, []),
+    "Div": (2, {}, []),
+    "Max": (2, {}, []),
+    "Min": (2, {}, []),
+    "Greater": (2, {}, []),
+    "Less": (2, {}, []),
+    "Equal": (2, {}, []),
+    "IsNaN": (1, {}, []),
+    "Where": (3, {}, []),  # its condition half True, in no pattern (as Greater gives)
+    "Where, sparse condition": (3, {}, []),  # True once a row (as Equal to the max gives)
+    "Or": (2, {}, []),
+    "And": (2, {}, []),
+    "Not": (1, {}, []),
+    "Cast": (1, {"to": TensorProto.DOUBLE}, []),
+    "Clip": (1, {}, [("min", np.array(0.0, dtype=np.float32))]),
+    "Slice": (1, {}, [("starts", [0]), ("ends", [2048]), ("axes", [1])]),
+    "Concat": (2, {"axis": 0}, []),
+    "Tile": (1, {}, [("repeats", [2, 1])]),
+    "Expand": (1, {}, [("shape", [2, *SHAPE])]),
+    "Gather": (1, {"axis": 1}, [("indices", np.arange(0, SHAPE[1], 2))]),
+    "Identity": (1, {}, []),
+    "Unsqueeze": (1, {}, [("axes", [0])]),
+    "Squeeze": (1, {}, [("axes", [0])]),
+    "Reshape": (1, {}, [("shape", [SHAPE[1], SHAPE[0]])]),
+    "ReduceMax": (1, {"keepdims": 0}, [("axes", [1])]),
+    "ReduceMin": (1, {"keepdims": 0}, [("axes", [1])]),
+    "ReduceSum": (1, {"keepdims": 0}, [("axes", [1])]),
+    "ArgMax": (1, {"axis": 1}, []),
+    "ArgMin": (1, {"axis": 1}, []),
+}
+
+
+def _one_node_model(
+    op: str, arity: int, attributes: dict, extra: list, shape: Sequence[int]
+) -> onnx.ModelProto:
+    elem = TensorProto.BOOL if op in ("Or", "And", "Not") else TensorProto.FLOAT
+    inputs = [helper.make_tensor_value_info(f"i{k}", elem, shape) for k in range(arity)]
+    if op == "Where":
+        inputs[0] = helper.make_tensor_value_info("i0", TensorProto.BOOL, shape)
+    names = [f"i{k}" for k in range(arity)]
+    initializers = []
+    for init_name, init_value in extra:
+        initializers.append(onnx.numpy_helper.from_array(np.array(init_value), init_name))
+        names.append(init_name)
+    if op == "Squeeze":  # a unit axis to remove
+        inputs[0] = helper.make_tensor_value_info("i0", elem, [1, *shape])
+    node = helper.make_node(op, names, ["out"], **attributes)
+    out = helper.make_empty_tensor_value_info("out")
+    graph = helper.make_graph([node], op, inputs, [out], initializer=initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    model.ir_version = 9
+    return onnx.shape_inference.infer_shapes(model)
+
+
+CHAIN = 33  # scalar nodes in a chain: the difference to one node is what 32 more cost
+
+
+def _control_flow_models() -> dict[str, onnx.ModelProto]:
+    """Scalar models that isolate a kernel launch and what If and Loop cost by themselves:
+    chains of 1 and CHAIN Adds, of 1 and CHAIN Ifs whose branch is one Identity, and Loops of
+    1 and 257 trips whose body is two Identities (so session.run's own overhead cancels)."""
+
+    def body(name: str, source: str, loop: bool) -> onnx.GraphProto:
+        scalar = [
+            helper.make_tensor_value_info("n", TensorProto.INT64, []),
+            helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("a", TensorProto.FLOAT, []),
+        ]
+        nodes = [helper.make_node("Identity", ["a" if loop else source], [f"{name}_o"])]
+        outs = [helper.make_tensor_value_info(f"{name}_o", TensorProto.FLOAT, [])]
+        if loop:
+            nodes.insert(0, helper.make_node("Identity", ["c"], [f"{name}_c"]))
+            outs.insert(0, helper.make_tensor_value_info(f"{name}_c", TensorProto.BOOL, []))
+        return helper.make_graph(nodes, name, scalar if loop else [], outs)
+
+    def model(nodes, initializers) -> onnx.ModelProto:
         graph = helper.make_graph(
-            [node],
-            op,
-            inputs,
-            [helper.make_empty_tensor_value_info("out")],
+            nodes,
+            "g",
+            [
+                helper.make_tensor_value_info("v0", TensorProto.FLOAT, []),
+                # An input, not a constant: onnxruntime folds an If on a constant away.
+                helper.make_tensor_value_info("t", TensorProto.BOOL, []),
+            ],
+            [helper.make_tensor_value_info(nodes[-1].output[0], TensorProto.FLOAT, [])],
             initializer=initializers,
         )
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
-        model.ir_version = 9
-        model = onnx.shape_inference.infer_shapes(model)
-        feeds = feeds_for(model)
-        s = onnxruntime_session(model, optimized=True)
-        for _ in range(3):
-            s.run(None, feeds)
-        times = []
-        for _ in range(runs):
+        made = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+        made.ir_version = 9
+        return made
+
+    models = {}
+    for length in (1, CHAIN):
+        adds = [helper.make_node("Add", [f"v{k}", "v0"], [f"v{k + 1}"]) for k in range(length)]
+        models[f"add{length}"] = model(adds, [])
+        ifs = []
+        for k in range(length):
+            branch = body(f"b{k}", f"v{k}", loop=False)
+            ifs.append(
+                helper.make_node("If", ["t"], [f"v{k + 1}"], then_branch=branch, else_branch=branch)
+            )
+        models[f"if{length}"] = model(ifs, [])
+    for trips in (1, 257):
+        count = onnx.numpy_helper.from_array(np.array(trips, dtype=np.int64), "m")
+        loop = helper.make_node("Loop", ["m", "t", "v0"], ["v1"], body=body("b", "", True))
+        models[f"loop{trips}"] = model([loop], [count])
+    return models
+
+
+def interleaved_medians(sessions: dict[str, tuple], runs: int) -> dict[str, tuple[float, float]]:
+    """{name: (median seconds, relative spread)} of sessions run round-robin, `runs` rounds
+    after 3 warm-up rounds; the spread is the interquartile range over the median."""
+    for _ in range(3):
+        for session, feeds in sessions.values():
+            session.run(None, feeds)
+    times: dict[str, list[float]] = {name: [] for name in sessions}
+    for _ in range(runs):
+        for name, (session, feeds) in sessions.items():
             start = time.perf_counter()
-            s.run(None, feeds)
-            times.append(time.perf_counter() - start)
-        results[name] = statistics.median(times)
-    for name, seconds in results.items():
-        print(f"{name:10s} {seconds * 1e6:9.1f} µs  weight {seconds / results['Add']:.2f}")
+            session.run(None, feeds)
+            times[name].append(time.perf_counter() - start)
+    result = {}
+    for name, values in times.items():
+        quartiles = statistics.quantiles(values, n=4)
+        median = statistics.median(values)
+        result[name] = (median, (quartiles[2] - quartiles[0]) / median)
+    return result
+
+
+def measure_weights(runs: int) -> dict:
+    """cost.py's figures: per-op latency relative to Add on float32 [64, 4096], a kernel
+    launch (Add on scalars), and what If and Loop cost by themselves, in the same unit."""
+    sessions = {}
+    for name, (arity, attributes, extra) in OP_PROBES.items():
+        model = _one_node_model(name.split(",")[0], arity, attributes, extra, SHAPE)
+        feeds = feeds_for(model)
+        if name == "Where, sparse condition":
+            feeds["i0"] = np.zeros(SHAPE, dtype=bool)
+            feeds["i0"][:, 7] = True
+        sessions[name] = (onnxruntime_session(model, optimized=True), feeds)
+    for name, model in _control_flow_models().items():
+        feeds = feeds_for(model) | {"t": np.array(True)}  # the Loops run all their trips
+        sessions[name] = (onnxruntime_session(model, optimized=True), feeds)
+    medians = interleaved_medians(sessions, runs)
+    add = medians["Add"][0]
+    unit = {name: median / add for name, (median, _) in medians.items()}
+    launch = (unit[f"add{CHAIN}"] - unit["add1"]) / (CHAIN - 1)
+    per_if = (unit[f"if{CHAIN}"] - unit["if1"]) / (CHAIN - 1)
+    per_trip = (unit["loop257"] - unit["loop1"]) / 256
+    return {
+        "ops": {op: round(unit[op], 3) for op in OP_PROBES},
+        "launch": round(launch, 4),
+        # Beyond the launch of the If itself and of the one node its branch runs.
+        "if_overhead": round(max(per_if - 2 * launch, 0.0), 4),
+        "loop_trip": round(max(per_trip - 2 * launch, 0.0), 4),  # beyond the body's launches
+        "loop_overhead": round(max(unit["loop1"] - unit["add1"], 0.0), 4),
+        "add_us": round(add * 1e6, 1),
+    }
+
+
+@dataclasses.dataclass(frozen=True)
+class PlanRow:
+    """A node some profile rejects, on the benchmark's shapes: the planner's candidates for
+    it are measured against each other."""
+
+    op: str
+    variant: str
+    dtype: str
+    profile: str
+
+
+PLAN_VARIANTS = [
+    ("Max", "2 inputs"),
+    ("Max", "3 inputs"),
+    ("ReduceMax", "axis 1, keepdims 0"),
+    ("ReduceMax", "dynamic axis 1, keepdims 0"),
+    ("ReduceMax", "run-time axes [1], keepdims 1"),
+    ("ArgMax", "axis 1, first index"),
+    ("ArgMax", "axis 1, last index"),
+    ("ArgMax", "rank 1 [262144], axis 0"),
+]
+
+
+def plan_rows() -> list[PlanRow]:
+    from maxlower.profiles import shipped_profiles
+
+    rows = []
+    for profile_name, profile in shipped_profiles().items():
+        for op, variant in PLAN_VARIANTS:
+            for dtype_name, dtype in DTYPES.items():
+                node = next(
+                    iter(ir.serde.deserialize_model(native_model(op, dtype, variant)).graph)
+                )
+                if profile.rejection(node, OPSET) is not None:
+                    rows.append(PlanRow(op, variant, dtype_name, profile_name))
+    return rows
+
+
+NOISE = 0.25  # medians within this fraction of each other are equal on a shared machine
+REMEASURE = 3  # times a row whose choice is not within NOISE of the fastest is measured again
+
+
+def measure_candidates(runs: int) -> list[dict]:
+    """Per PlanRow, every candidate form the planner weighs, measured together with the
+    native node (interleaved), with the planner's cost and its choice."""
+    from maxlower.profiles import shipped_profiles
+    from passes.legalize import candidate_forms
+
+    records = []
+    for row in plan_rows():
+        native = native_model(row.op, DTYPES[row.dtype], row.variant)
+        profile = shipped_profiles()[row.profile]
+        forms = candidate_forms(ir.serde.deserialize_model(native), "native", profile)
+        feeds = feeds_for(native)
+        expected = onnxruntime_session(native).run(None, feeds)
+        sessions = {"native": (onnxruntime_session(native, optimized=True), feeds)}
+        for k, form in enumerate(forms):
+            proto = ir.serde.serialize_model(form.model)
+            onnx.checker.check_model(proto, full_check=True)
+            session = onnxruntime_session(proto, optimized=True)
+            outputs = session.run(None, feeds)
+            for e, a in zip(expected, outputs, strict=True):
+                assert e.dtype == a.dtype and np.array_equal(e, a), f"{row}: {form.steps}"
+            sessions[str(k)] = (session, feeds)
+        medians = interleaved_medians(sessions, runs)
+        chosen = min(range(len(forms)), key=lambda k: forms[k].rank)
+        for _ in range(REMEASURE):
+            # Noise (other processes on the machine) or a wrong cost model: measure the two
+            # again, longer, so that a disagreement that stays is the model's.
+            fastest = min(range(len(forms)), key=lambda k: medians[str(k)][0])
+            if medians[str(chosen)][0] <= (1 + NOISE) * medians[str(fastest)][0]:
+                break
+            pair = {k: sessions[k] for k in ("native", str(chosen), str(fastest))}
+            medians |= interleaved_medians(pair, 3 * runs)
+        record = dataclasses.asdict(row) | {
+            "native_us": round(medians["native"][0] * 1e6, 1),
+            "noise": NOISE,
+            "chosen": list(forms[chosen].steps),
+            "candidates": [
+                {
+                    "steps": list(form.steps),
+                    "cost": round(form.cost, 3),
+                    "last_resort": form.last_resort,
+                    "median_us": round(medians[str(k)][0] * 1e6, 1),
+                    "spread": round(medians[str(k)][1], 3),
+                }
+                for k, form in enumerate(forms)
+            ],
+        }
+        records.append(record)
+        fastest = min(record["candidates"], key=lambda c: c["median_us"])
+        print(
+            f"{row.op:9s} {row.variant:32s} {row.dtype:7s} {row.profile:11s} "
+            f"chosen {record['chosen'][0]} ({forms[chosen].cost:.2f}); fastest "
+            f"{fastest['steps'][0]} {fastest['median_us']:.0f} µs",
+            flush=True,
+        )
+    return records
+
+
+def write_weights(runs: int, command: str) -> None:
+    """Measure and write passes/legalize/weights.json (what cost.py reads), then, with those
+    weights in force, the planner's candidates into benchmarks/candidates.json (what
+    tests/test_cost_model.py checks the planner's choices against)."""
+    from passes.legalize import cost
+
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    header = {
+        "generated_by": command,
+        "date": now,
+        "machine": machine(),
+        "versions": versions_text(),
+        "runs": runs,
+        "unit": f"median latency over interleaved runs, relative to Add on float32 "
+        f"{list(SHAPE)} (onnxruntime CPU EP, 1 thread, default optimisations)",
+    }
+    figures = measure_weights(runs)
+    WEIGHTS_FILE.write_text(json.dumps(header | figures, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {WEIGHTS_FILE.relative_to(ROOT)}", flush=True)
+    cost.reload()
+    rows = measure_candidates(max(runs // 2, 5))
+    CANDIDATES_FILE.write_text(
+        json.dumps(header | {"shape": list(SHAPE), "opset": OPSET, "rows": rows}, indent=1) + "\n",
+        encoding="utf-8",
+    )
+    print(f"wrote {CANDIDATES_FILE.relative_to(ROOT)}")
 
 
 METHOD = (
@@ -514,12 +752,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--weights",
         action="store_true",
-        help="print per-op latencies relative to Add, and nothing else",
+        help="print the cost model's figures as measured now, and nothing else",
+    )
+    parser.add_argument(
+        "--write-weights",
+        action="store_true",
+        help="measure and write passes/legalize/weights.json and benchmarks/candidates.json",
     )
     args = parser.parse_args(argv)
     runs = args.runs or (5 if args.quick else 100)
     if args.weights:
-        weights(runs)
+        print(json.dumps(measure_weights(runs), indent=1))
+        return 0
+    if args.write_weights:
+        write_weights(
+            runs, "python benchmarks/decompose_latency.py " + " ".join(argv or sys.argv[1:])
+        )
         return 0
     started = time.monotonic()
     latency, _ = latency_table(runs, args.quick)

@@ -10,7 +10,7 @@ the cheapest one whose result a backend profile accepts. Each is usable alone:
 
 from __future__ import annotations
 
-from passes.decompose import arg_max, reduce_max, where
+from passes.decompose import arg_max, log_depth, reduce_max, runtime_axes_if, where
 from passes.decompose import max as max_decompositions
 from passes.decompose.common import Decomposition
 
@@ -18,6 +18,8 @@ DECOMPOSITIONS: dict[str, list[Decomposition]] = {}
 for _decomposition in (
     *max_decompositions.DECOMPOSITIONS,
     *reduce_max.DECOMPOSITIONS,
+    *log_depth.DECOMPOSITIONS,
+    *runtime_axes_if.DECOMPOSITIONS,
     *arg_max.DECOMPOSITIONS,
     *where.DECOMPOSITIONS,
 ):
