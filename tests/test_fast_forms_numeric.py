@@ -153,3 +153,52 @@ def test_subset_if_refuses_beyond_rank_5_and_the_per_axis_form_does_not():
     for axes in ([], [1, -1], [0, 1, 2, 3, 4, 5]):
         feeds = {"x": x, "axes": np.array(axes, dtype=np.int64)}
         assert_same(model, lowered, feeds, native_reductions=True)
+
+
+FLOATS = ["float32", "float16", "float64"]
+
+
+@pytest.mark.parametrize("type_name", FLOATS)
+@pytest.mark.parametrize("keepdims", [0, 1])
+@pytest.mark.parametrize("length", [0, 1, 2, 3, 8, 13])
+def test_negated_min_tree(type_name, keepdims, length):
+    dtype, np_type = TYPES[type_name]
+    model = reduce_max_model([3, length], dtype, keepdims, axes=[-1])
+    lowered = decomposed(model, "reduce_max_negated_min_tree", 20)
+    onnx.checker.check_model(lowered, full_check=True)
+    for seed in range(3):
+        for x in special_arrays([3, length], np_type, seed):
+            assert_same(model, lowered, {"x": x})
+
+
+@pytest.mark.parametrize("type_name", FLOATS)
+@pytest.mark.parametrize("shapes", [[[4, 5], [4, 5]], [[4, 5], [5]], [[2, 1], [1, 3], [2, 3]]])
+def test_negated_min_elementwise(type_name, shapes):
+    dtype, np_type = TYPES[type_name]
+    names = [f"x{k}" for k in range(len(shapes))]
+    inputs = [helper.make_tensor_value_info(n, dtype, s) for n, s in zip(names, shapes)]
+    out_shape = list(np.broadcast_shapes(*map(tuple, shapes)))
+    graph = helper.make_graph(
+        [helper.make_node("Max", names, ["out"])],
+        "g",
+        inputs,
+        [helper.make_tensor_value_info("out", dtype, out_shape)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    lowered = decomposed(model, "max_negated_min", 13)
+    onnx.checker.check_model(lowered, full_check=True)
+    for seed in range(3):
+        arrays = [special_arrays(s, np_type, seed + k) for k, s in enumerate(shapes)]
+        for variant in range(len(arrays[0])):
+            feeds = {n: a[variant] for n, a in zip(names, arrays)}
+            expected = ReferenceEvaluator(model).run(None, feeds)[0]
+            actual = onnxruntime_session(lowered).run(None, feeds)[0]
+            assert bit_equal(expected, actual), feeds
+
+
+def test_negated_forms_leave_integers_alone():
+    model = reduce_max_model([3, 4], TensorProto.INT32, 0, axes=[1])
+    graph = ir.serde.deserialize_model(model)
+    node = next(iter(graph.graph))
+    assert apply_decomposition(node, BY_NAME["reduce_max_negated_min_tree"], 20) is None

@@ -10,7 +10,7 @@ the cheapest one whose result a backend profile accepts. Each is usable alone:
 
 from __future__ import annotations
 
-from passes.decompose import arg_max, log_depth, reduce_max, runtime_axes_if, where
+from passes.decompose import arg_max, log_depth, negated, reduce_max, runtime_axes_if, where
 from passes.decompose import max as max_decompositions
 from passes.decompose.common import Decomposition
 
@@ -20,6 +20,7 @@ for _decomposition in (
     *reduce_max.DECOMPOSITIONS,
     *log_depth.DECOMPOSITIONS,
     *runtime_axes_if.DECOMPOSITIONS,
+    *negated.DECOMPOSITIONS,
     *arg_max.DECOMPOSITIONS,
     *where.DECOMPOSITIONS,
 ):

@@ -1,6 +1,7 @@
 """The cost model that ranks exact rewrites: measured per-op latency, scaled by size.
 
     cost(form) = Σ over its nodes of  LAUNCH + WEIGHTS[op] × elements(output) / elements(reference)
+                                             × bytes per element / the probe's
     cost(If)   = IF_OVERHEAD + the dearer branch            (one branch runs)
     cost(Loop) = LOOP_OVERHEAD + trips × LOOP_TRIP + data
 
@@ -49,6 +50,8 @@ def reload() -> None:
 
 
 reload()
+# Bytes per element of the widest value in each op's probe (float32 where not listed).
+PROBE_WIDTH = {"Or": 1, "And": 1, "Not": 1, "Cast": 8}  # Cast: float32 → float64
 # Ops that only move shapes and scalars around: a launch, whatever their output's size.
 SHAPE_OPS = frozenset({"Shape", "Size", "Constant", "Range"})
 DEFAULT_WEIGHT = 1.0
@@ -104,7 +107,23 @@ def node_cost(node: ir.Node, reference: Reference | None) -> float:
     op = node.op_type
     if op == "Where" and _sparse_condition(node.inputs[0]):
         op = "Where, sparse condition"
-    return LAUNCH + WEIGHTS.get(op, DEFAULT_WEIGHT) * factor
+    return LAUNCH + WEIGHTS.get(op, DEFAULT_WEIGHT) * factor * _width(node)
+
+
+def _width(node: ir.Node) -> float:
+    """Bytes per element of the data (first input, output) against the probe's (PROBE_WIDTH):
+    the kernels are memory-bound, so a Min on float64 costs about twice one on float32."""
+    data = [node.inputs[0] if node.inputs else None, node.outputs[0] if node.outputs else None]
+    sizes = [
+        v.dtype.itemsize
+        for v in data  # not the int64 starts, axes or shapes beside the data
+        if v is not None and v.dtype is not None and v.dtype != ir.DataType.STRING
+    ]
+    if not sizes:
+        return 1.0
+    # Below 4 bytes an element is not cheaper (not measured, and onnxruntime's kernels for
+    # small types are not faster in proportion): widths count from 4 bytes up.
+    return max(max(sizes), 4) / max(PROBE_WIDTH.get(node.op_type, 4), 4)
 
 
 def _static(value: ir.Value | None) -> bool:
