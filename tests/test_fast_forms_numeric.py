@@ -202,3 +202,26 @@ def test_negated_forms_leave_integers_alone():
     graph = ir.serde.deserialize_model(model)
     node = next(iter(graph.graph))
     assert apply_decomposition(node, BY_NAME["reduce_max_negated_min_tree"], 20) is None
+
+
+@pytest.mark.parametrize("type_name", ["float32", "int32"])
+@pytest.mark.parametrize("last", [0, 1])
+def test_arg_max_over_a_dynamic_length_for_primitives(type_name, last):
+    """ArgMax's comparison form over a run-time length, its ReduceMax the halving Loop: ties
+    pick the first (or last) index, NaN the first NaN (onnx.reference)."""
+    from maxlower.lower import lower_with_report
+
+    dtype, np_type = TYPES[type_name]
+    x = helper.make_tensor_value_info("x", dtype, [3, "N"])
+    out = helper.make_tensor_value_info("out", TensorProto.INT64, [3])
+    node = helper.make_node("ArgMax", ["x"], ["out"], axis=1, keepdims=0, select_last_index=last)
+    graph = helper.make_graph([node], "g", [x], [out])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    lowered, report = lower_with_report(model, "primitives")
+    assert "reduce_max_halving_loop" in report.lowerings[0].steps
+    for length, seed in itertools.product([1, 2, 3, 7, 8], range(2)):
+        for data in special_arrays([3, length], np_type, seed):
+            expected = ReferenceEvaluator(model).run(None, {"x": data})[0]
+            actual = onnxruntime_session(lowered).run(None, {"x": data})[0]
+            assert np.array_equal(expected, actual), data
