@@ -18,6 +18,7 @@ import onnx
 import onnx_ir as ir
 
 from passes.errors import ConversionError
+from passes.graph_utils import op_versions
 from passes.names import Namer
 
 FAMILY = ("Max", "ReduceMax", "ArgMax")
@@ -38,25 +39,6 @@ def min_ir_version(opset: int) -> int:
         return onnx.helper.find_min_ir_version_for([onnx.helper.make_opsetid("", opset)])
     except ValueError:  # opsets 2-4 were never released; IR 3 is what opsets 1 and 5 use
         return 3
-
-
-@functools.cache
-def op_versions(op_type: str) -> tuple[int, ...]:
-    """Every since_version of default-domain `op_type`, ascending; () if there is none.
-
-    Walked down from the latest schema one version at a time: a few lookups, where reading
-    onnx.defs.get_all_schemas_with_history() costs 40 ms, a sixth of `maxlower`'s start-up.
-    """
-    versions: list[int] = []
-    opset = onnx.defs.onnx_opset_version()
-    while opset >= 1:
-        try:
-            since = onnx.defs.get_schema(op_type, opset, "").since_version
-        except onnx.defs.SchemaError:
-            break
-        versions.append(since)
-        opset = since - 1
-    return tuple(reversed(versions))
 
 
 def first_opset_of(op_type: str) -> int:
