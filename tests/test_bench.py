@@ -142,6 +142,7 @@ def test_quick_run_writes_its_section_and_every_maxlower_output_checks(tmp_path,
     assert sorted(p.name for p in work.glob("*.onnx")) == [
         "heavy.onnx",
         "over2gb.onnx",
+        "tiny_opset20.onnx",
         "wide_opset13.onnx",
         "wide_opset20.onnx",
     ]
