@@ -19,6 +19,7 @@ import onnx_ir as ir
 
 from passes.errors import ConversionError
 from passes.extremum import FAMILY_OF, Extremum
+from passes.graph_utils import op_versions
 from passes.names import Namer
 
 # Every op of both extremum families (passes.extremum): Max, ReduceMax, ArgMax, Min, ...
@@ -42,14 +43,9 @@ def min_ir_version(opset: int) -> int:
         return 3
 
 
-@functools.cache
 def first_opset_of(op_type: str) -> int:
     """The lowest opset in which `op_type` exists."""
-    return min(
-        s.since_version
-        for s in onnx.defs.get_all_schemas_with_history()
-        if s.name == op_type and s.domain == ""
-    )
+    return op_versions(op_type)[0]
 
 
 @functools.cache
@@ -57,14 +53,10 @@ def axes_input_since(op_type: str) -> int | None:
     """The schema version at which `op_type`'s `axes` became an input (Squeeze and
     Unsqueeze 13, ReduceSum 13, the other reductions 18), from onnx.defs; None when it
     never did or always was one."""
-    versions = sorted(
-        (s.since_version, [i.name for i in s.inputs], set(s.attributes))
-        for s in onnx.defs.get_all_schemas_with_history()
-        if s.name == op_type and s.domain == ""
-    )
-    for (_, _, before), (since, inputs, _) in itertools.pairwise(versions):
-        if "axes" in inputs and "axes" in before:
-            return since
+    schemas = [onnx.defs.get_schema(op_type, v, "") for v in op_versions(op_type)]
+    for before, after in itertools.pairwise(schemas):
+        if "axes" in [i.name for i in after.inputs] and "axes" in before.attributes:
+            return after.since_version
     return None
 
 

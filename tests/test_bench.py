@@ -96,11 +96,17 @@ def test_quick_run_writes_its_section_and_every_maxlower_output_checks(tmp_path,
     assert text.count(bench.START_MARKER) == text.count(bench.END_MARKER) == 1
     assert "stale" not in text and "keep me\n" in text and "keep me too" in text
     section = text[text.index(bench.START_MARKER) : text.index(bench.END_MARKER)]
-    for heading in ("### Acceptance", "### wide", "### library in-process", "### heavy"):
+    for heading in (
+        "### Acceptance",
+        "### wide",
+        "### library in-process",
+        "### heavy",
+        "### start-up",
+    ):
         assert heading in section
     assert "### over-2GB" in section and "Carried over" not in section
     maxlower_rows = re.findall(r"^\| [^|]+ \| maxlower \|.*$", section, re.MULTILINE)
-    assert len(maxlower_rows) == 6  # 4 wide conversions, heavy, over-2GB
+    assert len(maxlower_rows) == 7  # 4 wide conversions, heavy, over-2GB, start-up
     assert all("ok: checker + bit-exact" in row for row in maxlower_rows), maxlower_rows
     # the in-process table: both calls, both targets, checked like the files
     library = section[section.index("### library in-process") :].split("\n### ")[0]
@@ -115,6 +121,7 @@ def test_quick_run_writes_its_section_and_every_maxlower_output_checks(tmp_path,
         "- library in-process: wide 20→13: maxlower.convert",
         "- wide: command line, whole process, 20→18: maxlower",
         "- wide: command line, whole process, 20→13: maxlower",
+        "- start-up: `maxlower convert` of a ",
     ):
         assert line in section
 
@@ -135,6 +142,7 @@ def test_quick_run_writes_its_section_and_every_maxlower_output_checks(tmp_path,
     assert sorted(p.name for p in work.glob("*.onnx")) == [
         "heavy.onnx",
         "over2gb.onnx",
+        "tiny_opset20.onnx",
         "wide_opset13.onnx",
         "wide_opset20.onnx",
     ]

@@ -11,7 +11,15 @@ the cheapest one whose result a backend profile accepts. Each is usable alone:
 
 from __future__ import annotations
 
-from passes.decompose import arg_max, graph_output, reduce_max, where
+from passes.decompose import (
+    arg_max,
+    graph_output,
+    log_depth,
+    negated,
+    reduce_max,
+    runtime_axes_if,
+    where,
+)
 from passes.decompose import max as max_decompositions
 from passes.decompose.common import Decomposition
 
@@ -19,6 +27,9 @@ DECOMPOSITIONS: dict[str, list[Decomposition]] = {}
 for _decomposition in (
     *max_decompositions.DECOMPOSITIONS,
     *reduce_max.DECOMPOSITIONS,
+    *log_depth.DECOMPOSITIONS,
+    *runtime_axes_if.DECOMPOSITIONS,
+    *negated.DECOMPOSITIONS,
     *arg_max.DECOMPOSITIONS,
     *where.DECOMPOSITIONS,
     *graph_output.DECOMPOSITIONS,

@@ -9,11 +9,12 @@ model-local functions), every decomposition of its op (`passes.decompose.DECOMPO
 tried on a one-node scratch copy (`scratch.Scratch`). A candidate stands if its result passes
 the full checker at the model's opset and every node it leaves is accepted, after the
 rejected ones have been legalised the same way (recursively, so ArgMax → ReduceMax → Slice
-tree → Max → Where is found). The cheapest candidate by `cost.graph_cost` replaces the node
-(one that used a decomposition marked `last_resort` only when nothing else fits). Forms are
-memoised by node signature (op, attributes, input types, shapes, constants), so a
-tree of equal Max nodes is planned once. When no candidate stands, ConversionError names the
-node, what the profile rejects, and why each rewrite failed.
+tree → Max → Where is found). The cheapest candidate by `cost.graph_cost` (weights measured
+by benchmarks/decompose_latency.py) replaces the node (one that used a decomposition marked
+`last_resort` only when nothing else fits). Forms are memoised by node signature (op,
+attributes, input types, shapes, constants), so a tree of equal Max nodes is planned once.
+When no candidate stands, ConversionError names the node, what the profile rejects, and why
+each rewrite failed.
 
 Preconditions: types and shapes are known where rewrites need them (run shape inference
 first; `maxlower.lower` does). A node whose input types are unknown is checked with what is
@@ -234,16 +235,8 @@ class _Planner:
         failures: list[tuple[str, str]] = []
         missing = {f"{ACCEPTS}{node.op_type} ({rejection})"}
         best: _Form | None = None
-        for decomposition in DECOMPOSITIONS.get(node.op_type, []):
-            try:
-                form = self._try(node, decomposition, (*stack, (key, node.op_type)))
-            except _Cycle:
-                continue  # the rewrite needs an op that is being rewritten away already
-            except ConversionError as error:
-                failures.append((decomposition.name, _real_names(error.reason, node)))
-                missing |= getattr(error, "missing", {error.remedy})
-                continue
-            if form is not None and (best is None or form.rank < best.rank):
+        for form in self.candidates(node, (*stack, (key, node.op_type)), failures, missing):
+            if best is None or form.rank < best.rank:
                 best = form
         if best is None:
             tried = "; ".join(f"{name}: {why}" for name, why in failures) or "none applies"
@@ -260,6 +253,31 @@ class _Planner:
             raise error
         self._memo[key] = best
         return best
+
+    def candidates(
+        self,
+        node: ir.Node,
+        stack: tuple = (),
+        failures: list[tuple[str, str]] | None = None,
+        missing: set[str] | None = None,
+    ) -> list[_Form]:
+        """Every legal form of `node`, one per decomposition that stands (the planner keeps
+        the one of lowest `rank`); why the others failed goes to `failures` and `missing`."""
+        failures = failures if failures is not None else []
+        missing = missing if missing is not None else set()
+        forms = []
+        for decomposition in DECOMPOSITIONS.get(node.op_type, []):
+            try:
+                form = self._try(node, decomposition, stack)
+            except _Cycle:
+                continue  # the rewrite needs an op that is being rewritten away already
+            except ConversionError as error:
+                failures.append((decomposition.name, _real_names(error.reason, node)))
+                missing |= getattr(error, "missing", {error.remedy})
+                continue
+            if form is not None:
+                forms.append(form)
+        return forms
 
     def _try(self, node: ir.Node, decomposition, stack: tuple) -> _Form | None:
         scratch = Scratch(node, self.opset, self.ir_version)
@@ -294,6 +312,39 @@ class _Planner:
         size = sum(1 for _ in ir.traversal.RecursiveGraphIterator(scratch.graph))
         total = cost.graph_cost(scratch.graph, reference)
         return _Form(scratch.graph, total, tuple(steps), size, last_resort)
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+    """One legal form of a node, as the planner costs it; `model` is the whole model with
+    the node replaced by it (for measuring the forms against each other)."""
+
+    steps: tuple[str, ...]
+    cost: float
+    last_resort: bool
+    model: ir.Model
+
+    @property
+    def rank(self) -> tuple[bool, float]:
+        return (self.last_resort, self.cost)
+
+
+def candidate_forms(model: ir.Model, node_name: str, profile: Profile) -> list[Candidate]:
+    """Every legal form the planner weighs for the main-graph node `node_name` of `model`
+    (which is left as it is); LegalizePass picks the one of lowest `rank`, the first of equal
+    ones."""
+    opset = model.opset_imports[""]
+    planner = _Planner(profile, opset, False, model.ir_version)
+    node = next(n for n in model.graph if n.name == node_name)
+    key = signature(node, opset, False)
+    result = []
+    for form in planner.candidates(node, ((key, node.op_type),)):
+        copy = ir.serde.deserialize_model(ir.serde.serialize_model(model))
+        target = next(n for n in copy.graph if n.name == node_name)
+        splice(form.graph.clone(), mirrors_of(target), target, Namer.of_model(copy))
+        copy.ir_version = max(copy.ir_version, 4)
+        result.append(Candidate(form.steps, form.cost, form.last_resort, copy))
+    return result
 
 
 class _NoForm(ConversionError):
@@ -357,10 +408,12 @@ def _real_names(text: str, node: ir.Node) -> str:
 
 
 __all__ = [
+    "Candidate",
     "LegalizePass",
     "LegalizeResult",
     "Lowering",
     "Rejection",
     "Unlowered",
     "apply_decomposition",
+    "candidate_forms",
 ]

@@ -132,7 +132,7 @@ def _runtime_axes_form(node: ir.Node, b: Builder, axes: ir.Value, noop: int) -> 
     data = node.inputs[0]
     rank = require_rank(node, data, "axes computed at run time need one step per axis")
     if node.op_type not in ORDER_FREE:
-        return _branch_per_subset(node, b, axes, noop, rank)
+        return branch_per_subset(node, b, axes, noop, rank)
     if b.opset < 6:
         raise b.refuse(
             "axes computed at run time need Tile with a repeats input (opset 6) "
@@ -161,7 +161,7 @@ def _runtime_axes_form(node: ir.Node, b: Builder, axes: ir.Value, noop: int) -> 
     return f"run-time axes rewritten exactly for all {rank} axes (Tile/Concat select per axis)"
 
 
-def _branch_per_subset(node: ir.Node, b: Builder, axes: ir.Value, noop: int, rank: int) -> str:
+def branch_per_subset(node: ir.Node, b: Builder, axes: ir.Value, noop: int, rank: int) -> str:
     """A tree of If: level i asks whether axis i is reduced; each leaf is the op over one
     constant subset of axes, so the kernel sees the very axes the original was given."""
     op = node.op_type

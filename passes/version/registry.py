@@ -15,7 +15,7 @@ from collections.abc import Callable
 import onnx
 import onnx_ir as ir
 
-from passes.builder import Builder
+from passes.builder import Builder, op_versions
 from passes.version import arg_max, reduce_max
 from passes.version import max as max_adapters
 
@@ -34,18 +34,9 @@ ADAPTERS: dict[tuple[str, int, int], Adapter] = {
 }
 
 
-@functools.cache
 def schema_versions(op_type: str) -> tuple[int, ...]:
     """All since_versions of a default-domain op, from onnx.defs."""
-    return tuple(
-        sorted(
-            {
-                s.since_version
-                for s in onnx.defs.get_all_schemas_with_history()
-                if s.name == op_type and s.domain == ""
-            }
-        )
-    )
+    return op_versions(op_type)
 
 
 def version_path(op_type: str, source: int, target: int) -> list[tuple[int, int]]:

@@ -22,10 +22,13 @@ the source schema's default (a later version added them with the old behaviour a
 
 from __future__ import annotations
 
+import functools
+
 import onnx
 import onnx.shape_inference
 import onnx_ir as ir
 
+from passes.builder import op_versions
 from passes.errors import error_text
 from passes.graph_utils import is_used, static_rank
 
@@ -34,22 +37,32 @@ from passes.graph_utils import is_used, static_rank
 # version converter's own adapters instead.
 _COERCE_TO_2D = ("Softmax", "LogSoftmax", "Hardmax")  # 13: per-axis instead of flattening
 # 7: numpy-style broadcasting replaced the `broadcast` attribute, without which older
-# versions need inputs of one shape; a node whose inputs provably have one is unaffected.
-_LEGACY_BROADCAST = sorted(
-    {
-        schema.name
-        for schema in onnx.defs.get_all_schemas_with_history()
-        if schema.domain == "" and schema.since_version < 7 and "broadcast" in schema.attributes
-    }
-)
+# versions need inputs of one shape; a node whose inputs provably have one is unaffected
+# (found per op, lazily: reading every schema at import costs 40 ms of start-up).
 MEANING_CHANGES = {
     **{(op, 13): "last_axis" for op in _COERCE_TO_2D},
-    **{(op, 7): "one_shape" for op in _LEGACY_BROADCAST},
+    # (op, 7): "one_shape" for every op that had a `broadcast` attribute: _meaning_changes
     # inputs (X, scales) became (X, roi, scales, sizes), with the coordinate transformation
     # and rounding said; a node spelt so that both mean one thing (resize.py) is unaffected
     ("Resize", 11): "resize_pinned",
     ("Scan", 9): None,  # batch axis and sequence_lens removed
 }
+
+
+@functools.cache
+def _meaning_changes(op_type: str) -> dict[int, str | None]:
+    """MEANING_CHANGES of one op, with 7 → "one_shape" where a version before 7 had the
+    legacy `broadcast` attribute (7: numpy-style broadcasting replaced it)."""
+    changes = {version: u for (op, version), u in MEANING_CHANGES.items() if op == op_type}
+    if any(
+        "broadcast" in onnx.defs.get_schema(op_type, v, "").attributes
+        for v in op_versions(op_type)
+        if v < 7
+    ):
+        changes[7] = "one_shape"
+    return changes
+
+
 # String attribute values that only exist from some version on: (op, attribute, value) → since.
 NEW_ATTRIBUTE_VALUES = {
     ("Resize", "coordinate_transformation_mode", "half_pixel_symmetric"): 19,
@@ -168,8 +181,8 @@ def _one_shape(a: ir.Shape | None, b: ir.Shape | None) -> bool:
 def meaning_change(node: ir.Node, old: int, new: int) -> str | None:
     """Why the node would mean something else at `new`, or None."""
     low, high = sorted((old, new))
-    for (op, version), unaffected in MEANING_CHANGES.items():
-        if op != node.op_type or not low < version <= high:
+    for version, unaffected in _meaning_changes(node.op_type).items():
+        if not low < version <= high:
             continue
         if unaffected == "last_axis" and _reduces_trailing_axes_only(node, old):
             continue
@@ -181,6 +194,7 @@ def meaning_change(node: ir.Node, old: int, new: int) -> str | None:
             "last_axis": " and this node's axis is not its input's last axis",
             "one_shape": " (broadcasting) and its inputs are not provably of one shape",
         }
+        op = node.op_type
         return f"{op}'s meaning changed at version {version} (between {old} and {new})" + (
             why.get(unaffected, "")
         )
