@@ -242,7 +242,7 @@ def run(
         # its types (registry.kept_as_is), and only the opset import and IR version
         # changed; so the input's full check and inferred types stand for the result.
         unchanged = sparse.changed_nodes == 0
-        with _inference_conflicts_refused(source, job.opset):
+        with _inference_conflicts_refused(source, job.opset, report.conversions):
             checked = check_proto_result(
                 sparse.proto, base_dir, progress, checked_already=unchanged
             )
@@ -260,7 +260,7 @@ def run(
         with progress.stage(f"lowering for profile {job.profile.name!r}"):
             legalized = LegalizePass(job.profile, keep_going=job.keep_going)(model)
             report.lowerings, report.unlowered = legalized.lowerings, legalized.unlowered
-    with _inference_conflicts_refused(source, job.opset):
+    with _inference_conflicts_refused(source, job.opset, report.conversions):
         checked = check_result(model, progress, declared)
     training_info.put_back(checked, training, base_dir)
     return Outcome(checked, report)
@@ -300,7 +300,9 @@ _SHAPE_CONFLICT = re.compile(
 
 
 @contextlib.contextmanager
-def _inference_conflicts_refused(source: int | None, target: int | None) -> Iterator[None]:
+def _inference_conflicts_refused(
+    source: int | None, target: int | None, conversions: Iterable[OtherOpConversion]
+) -> Iterator[None]:
     """A converted node whose output shape, as ONNX infers it at the target, is not the one
     the model has, is refused like any node without an exact form (exit 3), not reported as
     an internal error: the op computes another shape there, so its meaning differs.
@@ -310,14 +312,19 @@ def _inference_conflicts_refused(source: int | None, target: int | None) -> Iter
       relabel.control_flow_problem checks the shapes the source declares, and only
       inference of the whole converted model sees these.
     - An op whose shape formula changed between versions: AveragePool-22 with `ceil_mode`
-      drops a last window that starts in the padding, which versions 10..19 count."""
+      drops a last window that starts in the padding, which versions 10..19 count.
+
+    Only for ops that `conversions` took as they are (relabelled) or handed to
+    onnx.version_converter: a shape that conflicts on a node our own adapters wrote is a
+    bug of ours, and stays an internal error (exit 4)."""
+    taken_as_is = {c.op_type for c in conversions if c.how in (RELABELLED, DELEGATED)}
     try:
         yield
     except onnx.shape_inference.InferenceError as error:
         if target is None or source is None:
             raise
         if_merge, conflict = _IF_MERGE.search(str(error)), _SHAPE_CONFLICT.search(str(error))
-        if if_merge is not None and target < 11:
+        if if_merge is not None and target < 11 and "If" in taken_as_is:
             raise ConversionError(
                 if_merge.group(1) or "<unnamed If>",
                 "If",
@@ -325,7 +332,7 @@ def _inference_conflicts_refused(source: int | None, target: int | None) -> Iter
                 f"converted to opset {target} they do not ({concise(error)})",
                 "target opset 11 or later (If-11 allows branches of different shapes)",
             ) from None
-        if conflict is not None:
+        if conflict is not None and conflict.group(1) in taken_as_is:
             op_type = conflict.group(1)
             raise ConversionError(
                 conflict.group(2) or f"<unnamed {op_type}>",

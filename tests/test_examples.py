@@ -114,7 +114,7 @@ def test_readme_quick_start_is_exactly_two_commands():
     assert block == [
         'pip install -e ".[dev]" && maxlower convert examples/models/reduce_max_opset18.onnx '
         "--opset 13",
-        "python -m pytest",
+        "python -m pytest -n auto",
     ]
 
 

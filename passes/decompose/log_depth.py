@@ -50,7 +50,7 @@ def halving_loop(family: Extremum):
         single = _single_axis(node, b, "the halving Loop needs the kept shape")
         if single is None:
             return None
-        x, axis, rank, dtype = single
+        x, axis, rank, dtype, _ = single
         if x.shape is not None and isinstance(x.shape[axis], int):
             return None  # a static length has the Loop-free Slice tree
         for op in ("Loop", "Concat"):

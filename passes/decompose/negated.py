@@ -70,7 +70,7 @@ def reduction_tree(family: Extremum):
         single = _single_axis(node, b, "the Slice tree needs the axis made non-negative")
         if single is None:
             return None
-        x, axis, rank, dtype = single
+        x, axis, rank, dtype, _ = single
         length = static_dim(x, axis)
         if length is None:
             return None  # the halving Loop takes run-time lengths
