@@ -163,6 +163,19 @@ def _fail(error: BaseException | str, code: int, debug: bool) -> None:
     sys.exit(code)
 
 
+# `lower` and `check` (`convert --profile` is optional, and says so itself).
+_REQUIRED_PROFILES = click.option(
+    "--profile",
+    "-p",
+    "profile_names",
+    required=True,
+    multiple=True,
+    metavar="P",
+    help="A shipped profile (`maxlower profiles`) or the path of a profile .toml file. "
+    "Repeat it for what all of them accept (--profile rknn --profile onnxruntime).",
+)
+
+
 class _OneLineErrors(click.Group):
     """Usage errors (a missing option, a value out of range) as one `maxlower: error: ...`
     line and exit code 2, like every other refusal, instead of click's usage block."""
@@ -366,17 +379,7 @@ says what P would have to accept. An unknown or malformed profile is exit code 2
     short_help="Lower a model for a backend profile, exactly.",
 )
 @click.argument("input_path", metavar="IN", type=click.Path(path_type=pathlib.Path))
-@click.option(
-    "--profile",
-    "-p",
-    "profile_names",
-    required=True,
-    multiple=True,
-    metavar="P",
-    help="A shipped profile (`maxlower profiles`) or the path of a profile .toml file. "
-    "Required; repeat it to lower to what all of them accept (--profile rknn --profile "
-    "onnxruntime).",
-)
+@_REQUIRED_PROFILES
 @click.option(
     "-o",
     "--output",
@@ -571,16 +574,7 @@ Exit codes:
     short_help="Pre-flight: what a target rejects, and what lower would do.",
 )
 @click.argument("input_path", metavar="IN", type=click.Path(path_type=pathlib.Path))
-@click.option(
-    "--profile",
-    "-p",
-    "profile_names",
-    required=True,
-    multiple=True,
-    metavar="P",
-    help="A shipped profile (`maxlower profiles`) or a profile .toml file; repeat it for "
-    "what all of them accept. Required.",
-)
+@_REQUIRED_PROFILES
 @click.option(
     "--opset",
     "-t",
