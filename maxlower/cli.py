@@ -29,6 +29,7 @@ from maxlower.io import (
 )
 from maxlower.pipeline import Job
 from maxlower.profiles import load_profile, shipped_profiles
+from maxlower.prove.cli import prove_command
 from maxlower.safety import load_comparable
 from maxlower.verify.cli import (
     VERIFY_EXIT_CODES_HELP,
@@ -625,6 +626,9 @@ def verify(
         echo(f"{reference} vs {candidate}: {report.summary()}")
         outputs.commit()
     sys.exit(exit_code(report))
+
+
+prove_command(cli, _errors_to_exit_codes, DEBUG_OPTION)  # maxlower prove (maxlower/prove/cli.py)
 
 
 def _verifying(progress: Progress, verification: Verification):

@@ -257,6 +257,9 @@ def prove_rules(
             opsets = [how[1]]
         else:
             opsets = sorted({13, LATEST} | ({20} if dtype == TP.BOOL else set()))
+        decided = rows.get(key)
+        if decided is not None and decided.result != PROVED:
+            continue  # the row's verdict is in: one counterexample or give-up is enough
         for opset in opsets:
             for instance in templates(op, dtype, n, opset):
                 start = time.perf_counter()

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
+from functools import partial
 
 import numpy as np
 import onnx
@@ -152,12 +153,33 @@ def pick(dtype: int, direction: int, a, b):
     tie (±0) float16 keeps a, the other types b (numpy's loops differ there)."""
     if dtype == TP.BOOL:
         return z3.Or(a, b) if direction > 0 else z3.And(a, b)
+    return z3.If(pick_condition(dtype, dtype, direction, a, b), a, b)
+
+
+def pick_condition(tie_dtype: int, dtype: int, direction: int, a, b) -> z3.BoolRef:
+    """When `pick` keeps a: the tie rule is `tie_dtype`'s, the comparison `dtype`'s (the
+    narrow type of exactly widened operands, see Interpreter.lift)."""
     first, second = (a, b) if direction > 0 else (b, a)
-    tie_keeps_a = dtype == TP.FLOAT16
-    wins = greater_or_equal if tie_keeps_a else greater
+    wins = greater_or_equal if tie_dtype == TP.FLOAT16 else greater
     if dtype in FLOAT_SORTS:
-        return z3.If(z3.Or(is_nan(a), wins(dtype, first, second)), a, b)
-    return z3.If(wins(dtype, first, second), a, b)
+        return z3.Or(is_nan(a), wins(dtype, first, second))
+    return wins(dtype, first, second)
+
+
+def exact_widening(src: int, dst: int) -> bool:
+    """Every value of `src` is a value of `dst`, and the order of values is kept."""
+    if src in FLOAT_SORTS and dst in FLOAT_SORTS:
+        (e1, s1), (e2, s2) = FLOAT_SORTS[src], FLOAT_SORTS[dst]
+        return src != dst and e1 <= e2 and s1 <= s2
+    if src not in INT_BITS:
+        return False
+    bits, signed = INT_BITS[src]
+    if dst in INT_BITS:
+        dbits, dsigned = INT_BITS[dst]
+        return dbits > bits and (dsigned or not signed)
+    if dst in FLOAT_SORTS:
+        return bits - signed <= FLOAT_SORTS[dst][1]
+    return False
 
 
 def cast(src: int, dst: int, x, defined: list) -> z3.ExprRef:
@@ -239,6 +261,63 @@ class Interpreter:
         self.assumptions: set[str] = set()
         self.ops: set[str] = set()
         self.opset = 0
+        # Exact widenings, tracked: the id of a wide term -> (the term, its narrow term, the
+        # narrow type). A comparison or a select of widened values is written on the narrow
+        # terms (exact: the widening keeps values, order, NaN and the sign of zero), and a
+        # cast back to the narrow type gives the narrow term: Cast(Max(Cast(a, W),
+        # Cast(b, W)), T) becomes max(a, b) in T, which the solver proves at once instead of
+        # reasoning through conversions.
+        self.narrow: dict[int, tuple[z3.ExprRef, z3.ExprRef, int]] = {}
+
+    def record(self, wide: z3.ExprRef, narrow: z3.ExprRef, dtype: int) -> z3.ExprRef:
+        self.narrow[wide.get_id()] = (wide, narrow, dtype)
+        return wide
+
+    def narrow_to(self, term: z3.ExprRef, dtype: int, src: int) -> z3.ExprRef | None:
+        """`term` (of `dtype`) as a term of the narrower `src`, when it is exactly one."""
+        entry = self.narrow.get(term.get_id())
+        if entry is not None:
+            return entry[1] if entry[2] == src else None
+        value = z3.simplify(term)
+        if not (z3.is_fp_value(value) or z3.is_bv_value(value)):
+            return None
+        scratch: list = []
+        narrow = z3.simplify(cast(dtype, src, value, scratch))
+        back = z3.simplify(cast(src, dtype, narrow, []))
+        exact = all(z3.is_true(z3.simplify(c)) for c in scratch)
+        same = z3.is_true(z3.simplify(back == value))
+        return narrow if exact and same else None
+
+    def lift(self, dtype: int, *terms):
+        """(narrow type, narrow terms) when every term is an exact widening of one type
+        (constants that the type holds count), else (dtype, terms)."""
+        sources = {self.narrow[t.get_id()][2] for t in terms if t.get_id() in self.narrow}
+        for src in sources:
+            narrow = [self.narrow_to(t, dtype, src) for t in terms]
+            if all(n is not None for n in narrow):
+                return src, narrow
+        return dtype, list(terms)
+
+    def compare(self, fn, dtype: int, a, b) -> z3.BoolRef:
+        src, (x, y) = self.lift(dtype, a, b)
+        return fn(src, x, y)
+
+    def nan(self, dtype: int, a) -> z3.BoolRef:
+        src, (x,) = self.lift(dtype, a)
+        return is_nan(x) if src in FLOAT_SORTS else z3.BoolVal(False)
+
+    def pick(self, dtype: int, direction: int, a, b):
+        src, (x, y) = self.lift(dtype, a, b)
+        if src == dtype or dtype == TP.BOOL:
+            return pick(dtype, direction, a, b)
+        condition = pick_condition(dtype, src, direction, x, y)
+        return self.record(z3.If(condition, a, b), z3.If(condition, x, y), src)
+
+    def select(self, dtype: int, c, a, b):
+        src, (x, y) = self.lift(dtype, a, b)
+        if src == dtype:
+            return z3.If(c, a, b)
+        return self.record(z3.If(c, a, b), z3.If(c, x, y), src)
 
     def run(self, model: onnx.ModelProto, inputs: dict[str, Tensor]) -> Run:
         self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
@@ -308,7 +387,7 @@ class Interpreter:
     def _family(self, args, direction):
         dtype, out = args[0].dtype, args[0].arr
         for other in args[1:]:
-            out = elementwise(lambda a, b: pick(dtype, direction, a, b), out, other.arr)
+            out = elementwise(lambda a, b: self.pick(dtype, direction, a, b), out, other.arr)
         return Tensor(dtype, out.copy())
 
     def op_Max(self, args, attrs, env):
@@ -319,11 +398,11 @@ class Interpreter:
 
     def op_Where(self, args, attrs, env):
         c, a, b = args
-        return Tensor(a.dtype, elementwise(z3.If, c.arr, a.arr, b.arr))
+        return Tensor(a.dtype, elementwise(partial(self.select, a.dtype), c.arr, a.arr, b.arr))
 
     def _compare(self, fn, args):
         a, b = args
-        return Tensor(TP.BOOL, elementwise(lambda x, y: fn(a.dtype, x, y), a.arr, b.arr))
+        return Tensor(TP.BOOL, elementwise(partial(self.compare, fn, a.dtype), a.arr, b.arr))
 
     def op_Greater(self, args, attrs, env):
         return self._compare(greater, args)
@@ -353,7 +432,7 @@ class Interpreter:
         return Tensor(TP.BOOL, elementwise(z3.Not, args[0].arr))
 
     def op_IsNaN(self, args, attrs, env):
-        return Tensor(TP.BOOL, elementwise(is_nan, args[0].arr))
+        return Tensor(TP.BOOL, elementwise(partial(self.nan, args[0].dtype), args[0].arr))
 
     def op_IsInf(self, args, attrs, env):
         pos, neg = attrs.get("detect_positive", 1), attrs.get("detect_negative", 1)
@@ -376,7 +455,17 @@ class Interpreter:
         if to not in SUPPORTED:
             raise OutsideFragment(f"Cast to {TP.DataType.Name(to)}")
         src = args[0].dtype
-        return Tensor(to, elementwise(lambda x: cast(src, to, x, self.defined), args[0].arr))
+        return Tensor(to, elementwise(partial(self.cast, src, to), args[0].arr))
+
+    def cast(self, src: int, dst: int, x):
+        entry = self.narrow.get(x.get_id())
+        if entry is not None and entry[2] == dst:  # back to the type it was widened from
+            return entry[1]
+        result = cast(src, dst, x, self.defined)
+        if exact_widening(src, dst):
+            narrow, dtype = (entry[1], entry[2]) if entry is not None else (x, src)
+            self.record(result, narrow, dtype)
+        return result
 
     def _arith(self, op, args):
         a, b = args
@@ -411,7 +500,9 @@ class Interpreter:
     def op_Relu(self, args, attrs, env):
         x = args[0]
         zero = constant(np.array(0, dtype=_numpy(x.dtype)), x.dtype)
-        return Tensor(x.dtype, elementwise(lambda v, z: pick(x.dtype, 1, v, z), x.arr, zero.arr))
+        return Tensor(
+            x.dtype, elementwise(lambda v, z: self.pick(x.dtype, 1, v, z), x.arr, zero.arr)
+        )
 
     def op_Clip(self, args, attrs, env):
         x = args[0]
@@ -425,10 +516,18 @@ class Interpreter:
         out = x.arr
         # onnx.reference: np.clip, i.e. minimum(maximum(x, low), high) (NaN propagates)
         if low is not None:
-            out = elementwise(lambda v, m: _clip_bound(x.dtype, v, m, +1), out, low.arr)
+            out = elementwise(lambda v, m: self.clip_bound(x.dtype, v, m, +1), out, low.arr)
         if high is not None:
-            out = elementwise(lambda v, m: _clip_bound(x.dtype, v, m, -1), out, high.arr)
+            out = elementwise(lambda v, m: self.clip_bound(x.dtype, v, m, -1), out, high.arr)
         return Tensor(x.dtype, out)
+
+    def clip_bound(self, dtype, v, m, direction):
+        """np.clip's step: maximum(v, low), then minimum(.., high); NaN in v propagates."""
+        beyond = self.compare(greater, dtype, *((m, v) if direction > 0 else (v, m)))
+        if dtype in FLOAT_SORTS:
+            nan_v, nan_m = self.nan(dtype, v), self.nan(dtype, m)
+            beyond = z3.And(z3.Not(nan_v), z3.Or(beyond, nan_m))
+        return self.select(dtype, beyond, m, v)
 
     def _reduce(self, args, attrs, direction: int | None, op: str):
         x = args[0]
@@ -458,7 +557,7 @@ class Interpreter:
             return constant_term(dtype, _identity(dtype, direction))
         acc = row[0]
         for v in row[1:]:
-            acc = pick(dtype, direction, acc, v)
+            acc = self.pick(dtype, direction, acc, v)
         return acc
 
     def op_ReduceMax(self, args, attrs, env):
@@ -487,8 +586,7 @@ class Interpreter:
             result = np.expand_dims(result, axis)
         return Tensor(TP.INT64, result)
 
-    @staticmethod
-    def _arg_row(dtype, row, direction, last):
+    def _arg_row(self, dtype, row, direction, last):
         """numpy's argmax/argmin: the first extreme, the first NaN; `last` scans backwards
         (onnx.reference flips the data and takes n-1 minus the first)."""
         n = len(row)
@@ -497,11 +595,13 @@ class Interpreter:
         floats = dtype in FLOAT_SORTS
         for i in order[1:]:
             v = row[i]
-            better = greater(dtype, v, best) if direction > 0 else greater(dtype, best, v)
+            ahead = (v, best) if direction > 0 else (best, v)
+            better = self.compare(greater, dtype, *ahead)
             if floats:
-                better = z3.And(z3.Not(is_nan(best)), z3.Or(is_nan(v), better))
+                nan_v, nan_best = self.nan(dtype, v), self.nan(dtype, best)
+                better = z3.And(z3.Not(nan_best), z3.Or(nan_v, better))
             index = z3.If(better, z3.BitVecVal(i, 64), index)
-            best = z3.If(better, v, best)
+            best = self.select(dtype, better, v, best)
         return index
 
     def op_ArgMax(self, args, attrs, env):
@@ -652,15 +752,6 @@ class Interpreter:
             stacked.append(Tensor(TP.FLOAT, np.stack([s[k] for s in scans])))
             stacked[-1].dtype = output.type.tensor_type.elem_type
         return [*carried, *stacked]
-
-
-def _clip_bound(dtype, v, m, direction):
-    """np.clip: maximum(v, low) then minimum(.., high), NaN in v propagating."""
-    if dtype in FLOAT_SORTS:
-        beyond = z3.fpLT(v, m) if direction > 0 else z3.fpGT(v, m)
-        return z3.If(z3.And(z3.Not(is_nan(v)), z3.Or(beyond, is_nan(m))), m, v)
-    beyond = greater(dtype, m, v) if direction > 0 else greater(dtype, v, m)
-    return z3.If(beyond, m, v)
 
 
 def _identity(dtype: int, direction: int):
