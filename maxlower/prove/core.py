@@ -55,6 +55,11 @@ class Policy:
         return f"NaN equal to NaN, {zeros}"
 
 
+class CannotRun(OutsideFragment):
+    """The candidate cannot run at these shapes (broadcasting fails, an index is out of
+    range) where the reference can: a counterexample, whatever the input values."""
+
+
 class Undefined(OutsideFragment):
     """The reference is undefined at this binding for every input (ArgMax on an empty axis)."""
 
@@ -237,7 +242,11 @@ def _prove_binding(reference, candidate, signature, binding, policy, deadline, a
         inputs, variables = _symbolic_inputs(signature, binding, chosen)
         try:
             ref_run = _run(reference, inputs, "reference")
-            cand_run = _run(candidate, inputs, "candidate")
+            try:
+                cand_run = _run(candidate, inputs, "candidate")
+            except CannotRun:  # the candidate fails at shapes where the reference runs
+                inputs_np = _concretise(True, signature, binding, chosen, variables)
+                return _counterexample(reference, candidate, binding, inputs_np, policy, True)
         except NeedsValue as need:
             name = _variable_name(need.term, variables)
             if name is None:
@@ -267,7 +276,8 @@ def _run(model, inputs, side):
             raise Undefined(str(error)) from None
         raise OutsideFragment(f"{side}: {error}") from None
     except (ValueError, IndexError, KeyError) as error:
-        raise OutsideFragment(f"{side}: cannot run at these shapes ({error})") from None
+        kind = CannotRun if side == "candidate" else OutsideFragment
+        raise kind(f"{side}: cannot run at these shapes ({error})") from None
 
 
 def _solve(ref_run, cand_run, signature, policy, deadline, variables):
