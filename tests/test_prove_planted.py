@@ -25,6 +25,36 @@ def _model(signature: str, body: str, opset: int = 13) -> onnx.ModelProto:
     return model
 
 
+def _through(t: str, wide: int, back: int) -> onnx.ModelProto:
+    """Max of two `t` vectors computed in the type `wide`, cast back to `back`."""
+    casts = f"fa = Cast <to = {wide}> (a)\nfb = Cast <to = {wide}> (b)\nm = Max(fa, fb)"
+    return _model(f"({t}[N] a, {t}[N] b) => ({t}[N] y)", f"{casts}\ny = Cast <to = {back}> (m)")
+
+
+ARGMAX = "(float[2, M] x) => (int64[2, 1] y)"
+
+
+def _argmax_form(hit: str) -> str:
+    """ArgMax as the first position where `hit` holds (ReduceMin over Where)."""
+    return "\n".join(
+        [
+            "m = ReduceMax <axes = [1], keepdims = 1> (x)",
+            hit,
+            "s = Shape(x)",
+            "one = Constant <value = int64[1] {1}> ()",
+            "two = Constant <value = int64[1] {2}> ()",
+            "n = Slice(s, one, two)",
+            "z = Constant <value = int64 {0}> ()",
+            "d = Constant <value = int64 {1}> ()",
+            "n0 = Squeeze(n)",
+            "p = Range(z, n0, d)",
+            "big = Constant <value = int64 {9223372036854775807}> ()",
+            "c = Where(hit, p, big)",
+            "y = ReduceMin <axes = [1], keepdims = 1> (c)",
+        ]
+    )
+
+
 BINARY = "(float[N] a, float[N] b) => (float[N] y)"
 MAX = _model(BINARY, "y = Max(a, b)")
 # (reference, wrong candidate, right candidate or None)
@@ -58,45 +88,18 @@ PLANTED = {
     ),
     "int32_through_float32": (
         _model("(int32[N] a, int32[N] b) => (int32[N] y)", "y = Max(a, b)"),
-        _model(
-            "(int32[N] a, int32[N] b) => (int32[N] y)",
-            "fa = Cast <to = 1> (a)\nfb = Cast <to = 1> (b)\nm = Max(fa, fb)\ny = Cast <to = 6> (m)",
-        ),
-        _model(
-            "(int32[N] a, int32[N] b) => (int32[N] y)",
-            "fa = Cast <to = 11> (a)\nfb = Cast <to = 11> (b)\nm = Max(fa, fb)\ny = Cast <to = 6> (m)",
-        ),
+        _through("int32", 1, 6),
+        _through("int32", 11, 6),
     ),
     "widening_through_float16": (
         _model("(int16[N] a, int16[N] b) => (int16[N] y)", "y = Max(a, b)"),
-        _model(
-            "(int16[N] a, int16[N] b) => (int16[N] y)",
-            "fa = Cast <to = 10> (a)\nfb = Cast <to = 10> (b)\nm = Max(fa, fb)\ny = Cast <to = 5> (m)",
-        ),
-        _model(
-            "(int16[N] a, int16[N] b) => (int16[N] y)",
-            "fa = Cast <to = 1> (a)\nfb = Cast <to = 1> (b)\nm = Max(fa, fb)\ny = Cast <to = 5> (m)",
-        ),
+        _through("int16", 10, 5),
+        _through("int16", 1, 5),
     ),
     "argmax_form_without_isnan": (
-        _model("(float[2, M] x) => (int64[2, 1] y)", "y = ArgMax <axis = 1, keepdims = 1> (x)"),
-        _model(
-            "(float[2, M] x) => (int64[2, 1] y)",
-            "m = ReduceMax <axes = [1], keepdims = 1> (x)\nhit = Equal(x, m)\n"
-            "s = Shape(x)\none = Constant <value = int64[1] {1}> ()\ntwo = Constant <value = int64[1] {2}> ()\n"
-            "n = Slice(s, one, two)\nz = Constant <value = int64 {0}> ()\nd = Constant <value = int64 {1}> ()\n"
-            "n0 = Squeeze(n)\np = Range(z, n0, d)\nbig = Constant <value = int64 {9223372036854775807}> ()\n"
-            "c = Where(hit, p, big)\ny = ReduceMin <axes = [1], keepdims = 1> (c)",
-        ),
-        _model(
-            "(float[2, M] x) => (int64[2, 1] y)",
-            "m = ReduceMax <axes = [1], keepdims = 1> (x)\nhit0 = Equal(x, m)\nnan = IsNaN(x)\n"
-            "hit = Or(hit0, nan)\n"
-            "s = Shape(x)\none = Constant <value = int64[1] {1}> ()\ntwo = Constant <value = int64[1] {2}> ()\n"
-            "n = Slice(s, one, two)\nz = Constant <value = int64 {0}> ()\nd = Constant <value = int64 {1}> ()\n"
-            "n0 = Squeeze(n)\np = Range(z, n0, d)\nbig = Constant <value = int64 {9223372036854775807}> ()\n"
-            "c = Where(hit, p, big)\ny = ReduceMin <axes = [1], keepdims = 1> (c)",
-        ),
+        _model(ARGMAX, "y = ArgMax <axis = 1, keepdims = 1> (x)"),
+        _model(ARGMAX, _argmax_form("hit = Equal(x, m)")),
+        _model(ARGMAX, _argmax_form("hit0 = Equal(x, m)\nnan = IsNaN(x)\nhit = Or(hit0, nan)")),
     ),
 }
 
