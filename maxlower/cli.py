@@ -178,8 +178,8 @@ class _OneLineErrors(click.Group):
     help=f"""Exact opset conversion of the ONNX Max family: Max, ReduceMax and ArgMax.
 
 Every Max, ReduceMax and ArgMax node (in the main graph, subgraphs and model-local
-functions) is rewritten to a form that gives bit-identical results at the target
-opset, or the conversion stops with an error that names the node and says what would
+functions) is rewritten to a form that gives identical results (-0.0 equal to
++0.0) at the target opset, or the conversion stops with an error that names the node and says what would
 make it possible. Every other node is relabelled when its meaning is the same at the
 target opset, else converted on its own by onnx.version_converter, else refused. The
 result always passes onnx.checker with full_check.
@@ -585,7 +585,7 @@ def inspect(input_path: pathlib.Path, opset: int | None, debug: bool) -> None:
 Runs both models on the same seeded inputs, trial after trial, in onnxruntime
 (CPU, graph optimisations off; onnx.reference where onnxruntime cannot run a model)
 and compares every output exactly: integers and bools identical, floats
-bit-identical with NaN equal to NaN and -0.0 equal to +0.0. Shape and dtype
+identical bit for bit except that NaN equals NaN and -0.0 equals +0.0. Shape and dtype
 differences always fail.
 
 Trials cover every input type, sizes 1 and 0 for symbolic dims, ties, NaN,

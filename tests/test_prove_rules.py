@@ -1,0 +1,55 @@
+"""`maxlower prove --rules` in CI: every registered version adapter and decomposition, per
+dtype, at n = 1..4, proved through the real code path (maxlower.prove.rules).
+
+The rules are read from the registries, so a rule added later (the Min family, say) is
+covered here without a change; `test_every_registered_rule_has_a_row` fails if one has no
+instance that the templates reach.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+pytest.importorskip("z3", reason="the prover needs z3-solver: pip install -e '.[prove]'")
+
+from maxlower.prove.core import COUNTEREXAMPLE, PROVED
+from maxlower.prove.rules import prove_rules, table
+from passes.decompose import BY_NAME
+from passes.version.registry import ADAPTERS
+
+# The opset 7-8 form of int64/uint64 Max (passes/version/max.py: the order of float64 casts,
+# and the int64 difference of near-equal values) needs the solver to reason about rounding
+# 64-bit integers to float64: about 100 s per instance on 2 cores, past CI's budget. It is
+# proved in the long run (benchmarks/RESULTS.md); here it may only be inconclusive.
+SLOW = {("Max 12→8", "int64"), ("Max 12→8", "uint64")}
+TIMEOUT = 10.0
+
+
+@pytest.fixture(scope="module")
+def rows():
+    start = time.perf_counter()
+    result = prove_rules(4, TIMEOUT)
+    print(f"\n{table(result)}\n{time.perf_counter() - start:.1f} s")
+    return result
+
+
+def test_every_row_is_proved(rows):
+    refuted = [r.cells() for r in rows if r.result == COUNTEREXAMPLE]
+    assert not refuted, refuted
+    open_rows = [r.cells() for r in rows if r.result != PROVED and (r.rule, r.dtype) not in SLOW]
+    assert not open_rows, open_rows
+
+
+def test_every_registered_rule_has_a_row(rows):
+    ruled = {r.rule for r in rows}
+    adapters = {f"{op} {a}→{b}" for op, a, b in ADAPTERS}
+    assert adapters <= ruled, adapters - ruled
+    # a decomposition that applies to no template at any opset would be proved nowhere
+    assert set(BY_NAME) <= ruled, set(BY_NAME) - ruled
+
+
+def test_methods_are_named(rows):
+    methods = {m for r in rows for m in r.methods}
+    assert {"full", "semilattice", "unchanged"} <= methods, methods
