@@ -231,11 +231,26 @@ def arithmetic(op: str, dtype: int, a, b, defined: list, assumptions: set):
     if dtype == TP.BOOL:
         raise OutsideFragment(f"{op} on bool")
     assumptions.add("integer Add/Sub/Mul wrap around (two's complement)")
+    if op == "Mul":  # x * [c] (a bool cast to 0/1) is If(c, x, 0): no multiplier to bit-blast
+        for x, y in ((a, b), (b, a)):
+            condition = _zero_one(y)
+            if condition is not None:
+                return z3.If(condition, x, z3.BitVecVal(0, x.size()))
     if op == "Div":
         signed = INT_BITS[dtype][1]
         defined.append(b != 0)
         return a / b if signed else z3.UDiv(a, b)
     return {"Add": lambda: a + b, "Sub": lambda: a - b, "Mul": lambda: a * b}[op]()
+
+
+def _zero_one(term) -> z3.BoolRef | None:
+    """c when `term` is If(c, 1, 0) (Cast of a bool to an integer type), else None."""
+    if not z3.is_app_of(term, z3.Z3_OP_ITE):
+        return None
+    condition, one, zero = term.children()
+    if z3.is_bv_value(one) and z3.is_bv_value(zero) and (one.as_long(), zero.as_long()) == (1, 0):
+        return condition
+    return None
 
 
 def elementwise(fn: Callable, *tensors: np.ndarray) -> np.ndarray:
