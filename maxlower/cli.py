@@ -180,9 +180,10 @@ class _OneLineErrors(click.Group):
 Every Max, ReduceMax and ArgMax node (in the main graph, subgraphs and model-local
 functions) is rewritten to a form that gives identical results (-0.0 equal to
 +0.0) at the target opset, or the conversion stops with an error that names the
-node and says what would make it possible. Every other node is relabelled when its meaning is the same at the
-target opset, else converted on its own by onnx.version_converter, else refused. The
-result always passes onnx.checker with full_check.
+node and says what would make it possible. Every other node is relabelled when
+its meaning is the same at the target opset, else converted on its own by
+onnx.version_converter, else refused. The result always passes onnx.checker with
+full_check.
 
 \b
 Examples:
