@@ -150,18 +150,22 @@ def templates(op: str, dtype: int, n: int, opset: int) -> Iterator[Instance]:
     if family is None or not _accepts(op, opset, dtype):
         return
     version = _version(op, opset)
+    # From n = 3 on, only the forms whose cost grows with n in the reduced or compared
+    # length: the others (all axes, two axes, broadcasting to n x n, run-time axes) add
+    # nothing that n <= 2 does not reach, and would put CI's run past its budget.
+    small = n <= 2
     if op == family.elementwise:
         old = {"consumed_inputs": [0, 0]} if version < 6 else {}
-        for count in (1, 2, 3):
+        for count in (1, 2, 3) if small else (2, 3):
             inputs = [(f"x{k}", dtype, [n]) for k in range(count)]
             attrs = {"consumed_inputs": [0] * count} if old else {}
             yield Instance(f"{count}-ary", _model(op, opset, inputs, attrs), opset)
-        if version >= 8:
+        if version >= 8 and small:
             inputs = [("a", dtype, [n, 1]), ("b", dtype, [n])]
             yield Instance("broadcast", _model(op, opset, inputs, {}), opset)
     elif op == family.reduce:
         for keepdims in (0, 1):
-            for axes in ([1], [0, 1], None):
+            for axes in ([1], [0, 1], None) if small else ([1],):
                 inputs = [("x", dtype, [2, n])]
                 attrs, constants = {"keepdims": keepdims}, {}
                 if axes is not None and version >= 18:
@@ -170,7 +174,7 @@ def templates(op: str, dtype: int, n: int, opset: int) -> Iterator[Instance]:
                     attrs["axes"] = [a - 2 for a in axes] if version >= 11 else axes
                 label = f"axes={axes},keepdims={keepdims}"
                 yield Instance(label, _model(op, opset, inputs, attrs, constants), opset)
-        if version >= 18:
+        if version >= 18 and small:
             inputs = [("x", dtype, [2, n]), ("axes", TP.INT64, [1])]
             yield Instance("run-time axes", _model(op, opset, inputs, {"keepdims": 1}), opset)
             attrs = {"keepdims": 1, "noop_with_empty_axes": 1}
