@@ -320,4 +320,32 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["Row", "prove_rules", "table", "templates"]
+def compact_table(rows: list[Row]) -> str:
+    """One line per rule: its dtypes, sizes, methods, results and total time."""
+    header = ["rule", "dtypes", "n", "method", "result", "time (s)"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    by_rule: dict[str, list[Row]] = {}
+    for row in rows:
+        by_rule.setdefault(row.rule, []).append(row)
+    for rule, group in by_rule.items():
+        sizes = [n for r in group for n in r.sizes]
+        results = sorted({r.result for r in group})
+        open_rows = [f"{r.dtype}: {r.result}" for r in group if r.result != PROVED]
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    rule,
+                    " ".join(r.dtype for r in group),
+                    f"{min(sizes)}..{max(sizes)}",
+                    "+".join(sorted({m for r in group for m in r.methods})),
+                    "; ".join(open_rows) if open_rows else "/".join(results),
+                    f"{sum(r.seconds for r in group):.2f}",
+                ]
+            )
+            + " |"
+        )
+    return "\n".join(lines)
+
+
+__all__ = ["Row", "compact_table", "prove_rules", "table", "templates"]
