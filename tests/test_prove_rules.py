@@ -23,14 +23,14 @@ from passes.version.registry import ADAPTERS
 # and the int64 difference of near-equal values) needs the solver to reason about rounding
 # 64-bit integers to float64: about 100 s per instance on 2 cores, past CI's budget. It is
 # proved in the long run (benchmarks/RESULTS.md); here it may only be inconclusive.
-SLOW = {("Max 12→8", "int64"), ("Max 12→8", "uint64")}
-TIMEOUT = 10.0
+SLOW = frozenset({("Max 12→8", "int64"), ("Max 12→8", "uint64")})
+TIMEOUT = 60.0  # per instance; the slowest row that CI proves takes about 10 s on 2 cores
 
 
 @pytest.fixture(scope="module")
 def rows():
     start = time.perf_counter()
-    result = prove_rules(4, TIMEOUT)
+    result = prove_rules(4, TIMEOUT, skip=SLOW)
     print(f"\n{table(result)}\n{time.perf_counter() - start:.1f} s")
     return result
 
@@ -39,6 +39,7 @@ def test_every_row_is_proved(rows):
     refuted = [r.cells() for r in rows if r.result == COUNTEREXAMPLE]
     assert not refuted, refuted
     open_rows = [r.cells() for r in rows if r.result != PROVED and (r.rule, r.dtype) not in SLOW]
+    assert {(r.rule, r.dtype) for r in rows if r.result == "skipped"} == SLOW
     assert not open_rows, open_rows
 
 

@@ -709,9 +709,30 @@ class Interpreter:
         axis = attrs.get("axis", 0)
         axis = axis + len(x.shape) if axis < 0 else axis
         n = x.shape[axis]
-        listed = self.ints(indices, lambda: range(-n, n), "Gather indices")
-        picked = np.array(listed, dtype=np.int64).reshape(indices.shape)
+        values = [concrete_int(t, indices.dtype) for t in indices.arr.reshape(-1)]
+        if any(v is None for v in values):  # an index computed from the data: select
+            return Tensor(x.dtype, self._gather_symbolic(x, indices, axis))
+        picked = np.array(values, dtype=np.int64).reshape(indices.shape)
+        if picked.size and (picked.min() < -n or picked.max() >= n):
+            raise OutsideFragment("Gather index out of range (an error in ONNX)")
         return Tensor(x.dtype, np.take(x.arr, picked, axis=axis))
+
+    def _gather_symbolic(self, x, indices, axis):
+        """Gather at indices that are terms: each slice is a select over the positions of
+        the axis; an index outside [-n, n) is undefined."""
+        moved = np.moveaxis(x.arr, axis, 0)
+        n, bits = moved.shape[0], INT_BITS[indices.dtype][0]
+        slices = []
+        for t in indices.arr.reshape(-1):
+            self.defined.append(z3.And(t >= -n, t < n) if n else z3.BoolVal(False))
+            acc = moved[0] if n else None
+            for k in range(1, n):
+                hit = z3.Or(t == z3.BitVecVal(k, bits), t == z3.BitVecVal(k - n, bits))
+                acc = elementwise(lambda a, b, hit=hit: z3.If(hit, a, b), moved[k], acc)
+            slices.append(acc)
+        stacked = np.stack(slices).reshape(indices.shape + moved.shape[1:])
+        k = len(indices.shape)
+        return np.moveaxis(stacked, list(range(k)), list(range(axis, axis + k)))
 
     def op_Range(self, args, attrs, env):
         start, limit, delta = (self.ints(a, lambda: range(0, 5), "Range bounds")[0] for a in args)
