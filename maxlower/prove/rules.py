@@ -349,7 +349,7 @@ def compact_table(rows: list[Row]) -> str:
                 [
                     rule,
                     " ".join(r.dtype for r in group),
-                    f"{min(sizes)}..{max(sizes)}",
+                    f"{min(sizes)}..{max(sizes)}" if sizes else "-",
                     "+".join(sorted({m for r in group for m in r.methods})),
                     "; ".join(open_rows) if open_rows else "/".join(results),
                     f"{sum(r.seconds for r in group):.2f}",
