@@ -31,6 +31,7 @@ from maxlower.io import (
 )
 from maxlower.pipeline import Job
 from maxlower.profiles import Profile, ProfileSet, load_profiles, shipped_profiles
+from maxlower.prove.cli import prove_command
 from maxlower.safety import load_comparable
 from maxlower.verify.cli import (
     VERIFY_EXIT_CODES_HELP,
@@ -206,11 +207,12 @@ class _OneLineErrors(click.Group):
 and Min, ReduceMin, ArgMin.
 
 Every node of both families (in the main graph, subgraphs and model-local
-functions) is rewritten to a form that gives bit-identical results at the target
-opset, or the conversion stops with an error that names the node and says what would
-make it possible. Every other node is relabelled when its meaning is the same at the
-target opset, else converted on its own by onnx.version_converter, else refused. The
-result always passes onnx.checker with full_check.
+functions) is rewritten to a form that gives identical results (-0.0 equal to
++0.0) at the target opset, or the conversion stops with an error that names the
+node and says what would make it possible. Every other node is relabelled when
+its meaning is the same at the target opset, else converted on its own by
+onnx.version_converter, else refused. The result always passes onnx.checker with
+full_check.
 
 \b
 Examples:
@@ -736,7 +738,7 @@ def inspect(input_path: pathlib.Path, opset: int | None, debug: bool) -> None:
 Runs both models on the same seeded inputs, trial after trial, in onnxruntime
 (CPU, graph optimisations off; onnx.reference where onnxruntime cannot run a model)
 and compares every output exactly: integers and bools identical, floats
-bit-identical with NaN equal to NaN and -0.0 equal to +0.0. Shape and dtype
+identical bit for bit except that NaN equals NaN and -0.0 equals +0.0. Shape and dtype
 differences always fail.
 
 Trials cover every input type, sizes 1 and 0 for symbolic dims, ties, NaN,
@@ -792,6 +794,9 @@ def verify(
             outputs.stage_text(report_path, verify_report(label, *models, seconds, report))
         outputs.commit()
     sys.exit(exit_code(report))
+
+
+prove_command(cli, _errors_to_exit_codes, DEBUG_OPTION)  # maxlower prove (maxlower/prove/cli.py)
 
 
 def _verifying(progress: Progress, verification: Verification):

@@ -2,7 +2,7 @@
 
 - dtype and shape must be the same; otherwise nothing else is compared.
 - Integers and bools must be identical.
-- Floats (float16, bfloat16, float32, float64) must be bit-identical, except that NaN equals
+- Floats (float16, bfloat16, float32, float64) must have identical bits, except that NaN equals
   NaN (of any payload) and -0.0 equals +0.0. With `rtol`/`atol`, finite floats may differ by
   `atol + rtol * |reference|` (numpy.isclose); ±inf and NaN must still match exactly.
 """

@@ -1,0 +1,223 @@
+"""`maxlower prove`: the command (registered on the main group by maxlower.cli).
+
+    maxlower prove REFERENCE CANDIDATE [--dim NAME=N ...] [--max-dim N] [--timeout S]
+                   [--json F] [--counterexample F] [--signed-zeros]
+    maxlower prove --rules [--max-dim N] [--timeout S] [--json F]
+
+Exit codes: 0 proved, 1 counterexample (its inputs written as .npz and replayed in
+onnx.reference), 2 bad invocation or input, 4 internal error, 5 inconclusive (an op or
+size outside the fragment, or the solver timed out: the message names it).
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import sys
+
+import click
+import numpy as np
+
+from maxlower.api import InvalidModelError
+from maxlower.files import Outputs
+from maxlower.io import echo
+from maxlower.verify.options import Number, check_number
+
+EXIT_PROVED, EXIT_COUNTEREXAMPLE, EXIT_INCONCLUSIVE = 0, 1, 5
+
+PROVE_EXIT_CODES_HELP = """\b
+Exit codes:
+  0  proved: equal for all inputs at every dim binding
+  1  counterexample: inputs on which the models differ, written as .npz
+  2  bad invocation or input
+  4  internal error in maxlower (a bug: please report it, with --debug output)
+  5  inconclusive: an op or size outside the prover's fragment, or the solver
+     timed out (the message names which)
+"""
+
+
+def _parse_dims(ctx, param, values) -> dict[str, int]:
+    dims = {}
+    for text in values:
+        name, sep, size = text.partition("=")
+        if not sep or not name or not size.strip().lstrip("-").isdigit():
+            raise click.BadParameter(
+                f"--dim {text[:60]!r}: expected NAME=SIZE with SIZE an integer from 0 to 4096"
+            )
+        try:
+            dims[name] = check_number("--prove-dim", int(size), f"--dim {name}")
+        except InvalidModelError as error:
+            raise click.BadParameter(str(error)) from None
+    return dims
+
+
+def prove_command(cli: click.Group, errors_to_exit_codes, debug_option) -> None:
+    @cli.command(
+        "prove",
+        help=f"""Prove that CANDIDATE computes what REFERENCE computes, for all inputs.
+
+Translation validation with an SMT solver (z3): both models are run by a
+symbolic interpreter of ONNX (IEEE floating point terms for float16,
+bfloat16, float32 and float64, bit-vectors for integers) at every binding of
+their symbolic dims (--dim fixes one; the others take each size from 0 to
+--max-dim), and the solver looks for an input on which the outputs differ.
+Outputs are compared with NaN equal to NaN and -0.0 equal to +0.0 (or
+distinct, --signed-zeros). Semantics are ONNX's, and onnx.reference's where
+ONNX is silent (NaN in ReduceMax/ArgMax); a float to integer Cast of NaN or
+out of range is undefined, and integer arithmetic wraps around (reported).
+
+With --rules: prove every version adapter and decomposition that maxlower
+ships, per dtype, at n = 1..--max-dim (default 4), and print the table.
+
+Needs the solver: pip install "maxlower[prove]".
+
+\b
+Examples:
+  maxlower prove model.onnx model.opset13.onnx --dim N=3
+  maxlower prove --rules --max-dim 4
+
+{PROVE_EXIT_CODES_HELP}""",
+        short_help="Prove two models equal for all inputs (SMT, bounded shapes).",
+    )
+    @click.argument("reference", required=False, type=click.Path(path_type=pathlib.Path))
+    @click.argument("candidate", required=False, type=click.Path(path_type=pathlib.Path))
+    @click.option("--rules", is_flag=True, help="Prove every registered rewrite rule.")
+    @click.option(
+        "--dim",
+        "dims",
+        multiple=True,
+        callback=_parse_dims,
+        metavar="NAME=SIZE",
+        help="Fix a symbolic dim's size. Repeatable.",
+    )
+    @click.option(
+        "--max-dim",
+        type=Number("--max-dim"),
+        default=None,
+        help="Sizes of the other symbolic dims: 0..N (default 4); with --rules, n = 1..N.",
+    )
+    @click.option(
+        "--timeout",
+        type=Number("--timeout"),
+        default=None,
+        help="Seconds for the whole proof (default 60; with --rules, per instance, 20).",
+    )
+    @click.option("--signed-zeros", is_flag=True, help="Count -0.0 and +0.0 as different.")
+    @click.option(
+        "--counterexample",
+        "counterexample_path",
+        type=click.Path(path_type=pathlib.Path),
+        default=None,
+        help="Where a counterexample's inputs go (default CANDIDATE.counterexample.npz).",
+    )
+    @click.option(
+        "--json", "json_path", type=click.Path(path_type=pathlib.Path), help="Write the report."
+    )
+    @debug_option
+    def prove(
+        reference,
+        candidate,
+        rules,
+        dims,
+        max_dim,
+        timeout,
+        signed_zeros,
+        counterexample_path,
+        json_path,
+        debug,
+    ) -> None:
+        with errors_to_exit_codes(debug):
+            from maxlower.prove import require_solver
+
+            if rules:
+                if reference is not None or candidate is not None or dims:
+                    raise InvalidModelError(
+                        "--rules proves the shipped rules and takes no models or --dim; "
+                        "drop them, or drop --rules"
+                    )
+                require_solver()
+                sys.exit(_rules(max_dim, timeout, signed_zeros, json_path))
+            if reference is None or candidate is None:
+                raise InvalidModelError(
+                    "prove needs REFERENCE and CANDIDATE (or --rules); see 'maxlower prove --help'"
+                )
+            require_solver()
+            sys.exit(
+                _models(
+                    reference,
+                    candidate,
+                    dims,
+                    max_dim,
+                    timeout,
+                    signed_zeros,
+                    counterexample_path,
+                    json_path,
+                )
+            )
+
+
+def _models(reference, candidate, dims, max_dim, timeout, signed_zeros, cex_path, json_path):
+    from maxlower.io import load_proto
+    from maxlower.prove.core import (
+        COUNTEREXAMPLE,
+        DEFAULT_MAX_DIM,
+        DEFAULT_TIMEOUT,
+        PROVED,
+        Policy,
+        prove,
+    )
+
+    cex_path = cex_path or candidate.with_name(candidate.name + ".counterexample.npz")
+    reads = {"the reference model": reference, "the candidate model": candidate}
+    with Outputs(reads) as outputs:
+        outputs.declare(cex_path, "--counterexample")
+        if json_path is not None:
+            outputs.declare(json_path, "--json")
+        models = [load_proto(reference), load_proto(candidate)]
+        report = prove(
+            *models,
+            dims=dims,
+            max_dim=DEFAULT_MAX_DIM if max_dim is None else max_dim,
+            timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
+            policy=Policy(signed_zeros=signed_zeros),
+        )
+        if report.counterexample is not None:
+            report.counterexample.path = str(cex_path)
+            temp = outputs.stage(cex_path)
+            with open(temp, "wb") as handle:
+                np.savez(handle, **report.counterexample.inputs)
+        if json_path is not None:
+            outputs.stage_text(json_path, report.to_json())
+        echo(f"{reference} vs {candidate}: {report.summary()}")
+        outputs.commit()
+    if report.status == PROVED:
+        return EXIT_PROVED
+    return EXIT_COUNTEREXAMPLE if report.status == COUNTEREXAMPLE else EXIT_INCONCLUSIVE
+
+
+def _rules(max_dim, timeout, signed_zeros, json_path) -> int:
+    import dataclasses
+    import time
+
+    from maxlower.prove.core import COUNTEREXAMPLE, PROVED, Policy
+    from maxlower.prove.rules import prove_rules, table
+
+    with Outputs() as outputs:
+        if json_path is not None:
+            outputs.declare(json_path, "--json")
+        start = time.perf_counter()
+        rows = prove_rules(
+            4 if max_dim is None else max(1, max_dim),
+            20.0 if timeout is None else timeout,
+            Policy(signed_zeros=signed_zeros),
+        )
+        echo(table(rows))
+        proved = sum(r.result == PROVED for r in rows)
+        echo(f"\n{proved} of {len(rows)} rows proved in {time.perf_counter() - start:.1f} s")
+        if json_path is not None:
+            data = [dict(dataclasses.asdict(r), methods=sorted(r.methods)) for r in rows]
+            outputs.stage_text(json_path, json.dumps(data, indent=2) + "\n")
+        outputs.commit()
+    if any(r.result == COUNTEREXAMPLE for r in rows):
+        return EXIT_COUNTEREXAMPLE
+    return EXIT_PROVED if proved == len(rows) else EXIT_INCONCLUSIVE

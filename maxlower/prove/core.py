@@ -1,0 +1,563 @@
+"""Translation validation of two ONNX models at bounded shapes, with z3.
+
+    report = prove(reference, candidate, dims={"N": 3}, max_dim=4, timeout=60.0)
+    report.status in {PROVED, COUNTEREXAMPLE, INCONCLUSIVE}
+
+For every binding of the models' symbolic dims (given by `dims`, else each of 0..max_dim)
+both models are run by the symbolic interpreter (`semantics`) on the same input terms, and
+z3 is asked for an input on which the reference is defined and the candidate is undefined
+or gives another output (shape, dtype or value, under the comparison policy). None: the
+binding is proved. One: it is a counterexample, turned into numpy inputs and replayed in
+onnx.reference, which must reproduce the difference.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import time
+from collections.abc import Mapping
+
+import numpy as np
+import onnx
+import z3
+from onnx import TensorProto as TP
+
+from maxlower.prove.semantics import (
+    FLOAT_SORTS,
+    INT_BITS,
+    SUPPORTED,
+    Interpreter,
+    NeedsValue,
+    OutsideFragment,
+    Tensor,
+    bits_of,
+    concrete_int,
+    constant_term,
+    fp_sort,
+)
+
+PROVED, COUNTEREXAMPLE, INCONCLUSIVE = "proved", "counterexample", "inconclusive"
+DEFAULT_MAX_DIM = 4
+DEFAULT_TIMEOUT = 60.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Policy:
+    """How outputs are compared: NaN equals NaN (any payload); ±0 equal unless
+    `signed_zeros` (then +0.0 and -0.0 differ)."""
+
+    signed_zeros: bool = False
+
+    def text(self) -> str:
+        zeros = "-0.0 and +0.0 distinct" if self.signed_zeros else "-0.0 equal to +0.0"
+        return f"NaN equal to NaN, {zeros}"
+
+
+class CannotRun(OutsideFragment):
+    """The candidate cannot run at these shapes (broadcasting fails, an index is out of
+    range) where the reference can: a counterexample, whatever the input values."""
+
+
+class Undefined(OutsideFragment):
+    """The reference is undefined at this binding for every input (ArgMax on an empty axis)."""
+
+
+@dataclasses.dataclass
+class Counterexample:
+    dims: dict[str, int]
+    inputs: dict[str, np.ndarray]
+    output: str
+    index: tuple[int, ...] | None
+    reference: object  # the reference's value there (onnx.reference)
+    candidate: object
+    kind: str  # "values", "shape", "dtype" or "undefined" (the candidate's result)
+    reproduced: bool  # onnx.reference gives the difference too
+    path: str | None = None  # where the inputs were written (.npz)
+
+    def lines(self) -> list[str]:
+        where = ", ".join(f"{k}={v}" for k, v in self.dims.items()) or "static shapes"
+        if self.kind == "values":
+            what = (
+                f"output {self.output!r} at index {self.index}: reference "
+                f"{_number(self.reference)}, candidate {_number(self.candidate)}"
+            )
+        elif self.kind == "undefined":
+            what = (
+                f"output {self.output!r}: the candidate is undefined on this input (a float "
+                "→ integer Cast of NaN or out of range, or a division by zero) where the "
+                "reference is defined"
+            )
+        else:
+            what = f"output {self.output!r}: {self.kind} differs: reference {self.reference}, "
+            what += f"candidate {self.candidate}"
+        lines = [f"counterexample at {where}: {what}"]
+        for name, value in self.inputs.items():
+            lines.append(
+                f"  input {name!r} ({value.dtype}, shape {list(value.shape)}): "
+                f"{np.array2string(value, threshold=16, max_line_width=90)}"
+            )
+        lines.append(
+            "  replayed in onnx.reference: "
+            + ("the difference is reproduced" if self.reproduced else "NOT reproduced")
+        )
+        if self.path:
+            lines.append(f"  inputs written to {self.path}")
+        return lines
+
+
+@dataclasses.dataclass
+class Case:
+    dims: dict[str, int]
+    status: str
+    seconds: float
+    note: str = ""
+
+
+@dataclasses.dataclass
+class ProofReport:
+    status: str
+    policy: Policy
+    cases: list[Case]
+    assumptions: list[str]
+    method: str = "full"
+    counterexample: Counterexample | None = None
+    reason: str | None = None  # inconclusive: what was outside the fragment or timed out
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == PROVED
+
+    def summary(self) -> str:
+        bindings = len(self.cases)
+        head = {
+            PROVED: f"PROVED for all inputs at {bindings} shape binding(s)",
+            COUNTEREXAMPLE: "COUNTEREXAMPLE: the models differ",
+            INCONCLUSIVE: f"INCONCLUSIVE: {self.reason}",
+        }[self.status]
+        lines = [f"{head} ({self.policy.text()}; {self.seconds:.2f} s, method {self.method})"]
+        dims = sorted({k for c in self.cases for k in c.dims})
+        if dims:
+            sizes = {k: sorted({c.dims[k] for c in self.cases}) for k in dims}
+            lines.append("  dims: " + ", ".join(f"{k} in {v}" for k, v in sizes.items()))
+        for assumption in self.assumptions:
+            lines.append(f"  assumes: {assumption}")
+        if self.counterexample is not None:
+            lines.extend("  " + line for line in self.counterexample.lines())
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        out = {
+            "status": self.status,
+            "policy": self.policy.text(),
+            "method": self.method,
+            "seconds": round(self.seconds, 4),
+            "assumptions": self.assumptions,
+            "reason": self.reason,
+            "cases": [dataclasses.asdict(c) for c in self.cases],
+        }
+        if self.counterexample is not None:
+            c = self.counterexample
+            out["counterexample"] = {
+                "dims": c.dims,
+                "output": c.output,
+                "kind": c.kind,
+                "index": list(c.index) if c.index is not None else None,
+                "reference": _jsonable(c.reference),
+                "candidate": _jsonable(c.candidate),
+                "reproduced": c.reproduced,
+                "inputs_path": c.path,
+                "inputs": {k: _jsonable(v.tolist()) for k, v in c.inputs.items()},
+            }
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2) + "\n"
+
+
+def prove(
+    reference: onnx.ModelProto,
+    candidate: onnx.ModelProto,
+    *,
+    dims: Mapping[str, int] | None = None,
+    max_dim: int = DEFAULT_MAX_DIM,
+    timeout: float = DEFAULT_TIMEOUT,
+    policy: Policy | None = None,
+) -> ProofReport:
+    """Prove `candidate` equal to `reference` for every input at every binding of their
+    symbolic dims (`dims`, else each of 0..`max_dim`)."""
+    policy = policy or Policy()
+    start = time.perf_counter()
+    signature = _signature(reference, candidate)
+    names = _dim_names(signature)
+    fixed = dict(dims or {})
+    choices = [[fixed[n]] if n in fixed else list(range(max_dim + 1)) for n in names]
+    cases: list[Case] = []
+    assumptions: set[str] = set()
+    deadline = start + timeout
+    for sizes in itertools.product(*choices):
+        binding = dict(zip(names, sizes))
+        case_start = time.perf_counter()
+        try:
+            outcome = _prove_binding(
+                reference, candidate, signature, binding, policy, deadline, assumptions
+            )
+        except OutsideFragment as error:
+            if isinstance(error, Undefined):
+                cases.append(Case(binding, "undefined", time.perf_counter() - case_start))
+                continue
+            return _finish(INCONCLUSIVE, policy, cases, assumptions, start, reason=str(error))
+        seconds = time.perf_counter() - case_start
+        if isinstance(outcome, Counterexample):
+            cases.append(Case(binding, COUNTEREXAMPLE, seconds))
+            return _finish(COUNTEREXAMPLE, policy, cases, assumptions, start, outcome)
+        if outcome is not None:  # a reason: timed out
+            cases.append(Case(binding, INCONCLUSIVE, seconds, outcome))
+            return _finish(INCONCLUSIVE, policy, cases, assumptions, start, reason=outcome)
+        cases.append(Case(binding, PROVED, seconds))
+    return _finish(PROVED, policy, cases, assumptions, start)
+
+
+def _finish(status, policy, cases, assumptions, start, counterexample=None, reason=None):
+    return ProofReport(
+        status,
+        policy,
+        cases,
+        sorted(assumptions),
+        counterexample=counterexample,
+        reason=reason,
+        seconds=time.perf_counter() - start,
+    )
+
+
+# --- one binding ---------------------------------------------------------------------------
+def _prove_binding(reference, candidate, signature, binding, policy, deadline, assumptions):
+    """None (proved), a Counterexample, or a reason (str) why it is inconclusive; case-splits
+    the values that decide shapes (NeedsValue) over their domains."""
+    pending: list[dict[str, int]] = [{}]
+    while pending:
+        chosen = pending.pop()
+        inputs, variables = _symbolic_inputs(signature, binding, chosen)
+        try:
+            ref_run = _run(reference, inputs, "reference")
+            try:
+                cand_run = _run(candidate, inputs, "candidate")
+            except CannotRun:  # the candidate fails at shapes where the reference runs
+                inputs_np = _concretise(True, signature, binding, chosen, variables)
+                return _counterexample(reference, candidate, binding, inputs_np, policy, True)
+        except NeedsValue as need:
+            name = _variable_name(need.term, variables)
+            if name is None:
+                raise OutsideFragment(
+                    f"{need.why} is computed at run time from the inputs, not split"
+                ) from None
+            pending.extend({**chosen, name: value} for value in need.domain)
+            continue
+        assumptions |= cand_run.assumptions | ref_run.assumptions
+        outcome = _solve(ref_run, cand_run, signature, policy, deadline, variables)
+        if outcome is None:
+            continue
+        if isinstance(outcome, str):
+            return outcome
+        inputs_np = _concretise(outcome, signature, binding, chosen, variables)
+        return _counterexample(reference, candidate, binding, inputs_np, policy, outcome)
+    return None
+
+
+def _run(model, inputs, side):
+    try:
+        return Interpreter().run(model, inputs)
+    except OutsideFragment as error:
+        if side == "reference" and isinstance(error, Undefined):
+            raise
+        if "empty axis" in str(error) and side == "reference":
+            raise Undefined(str(error)) from None
+        raise OutsideFragment(f"{side}: {error}") from None
+    except (ValueError, IndexError, KeyError) as error:
+        kind = CannotRun if side == "candidate" else OutsideFragment
+        raise kind(f"{side}: cannot run at these shapes ({error})") from None
+
+
+def _solve(ref_run, cand_run, signature, policy, deadline, variables):
+    """None when no input separates the runs, a z3 model when one does, a str on timeout.
+    A shape or dtype difference is returned as a model of `True` (any input shows it)."""
+    remaining = deadline - time.perf_counter()
+    if remaining <= 0:
+        return "timed out (--timeout)"
+    solver = z3.Solver()
+    solver.set("timeout", max(1, int(remaining * 1000)))
+    solver.add(*ref_run.defined)
+    differs = []
+    for ref, cand in zip(ref_run.outputs, cand_run.outputs):
+        if ref.shape != cand.shape or ref.dtype != cand.dtype:
+            differs = [z3.BoolVal(True)]
+            break
+        for a, b in zip(ref.arr.reshape(-1), cand.arr.reshape(-1)):
+            differs.append(z3.Not(_same(ref.dtype, a, b, policy)))
+    if len(ref_run.outputs) != len(cand_run.outputs):
+        differs = [z3.BoolVal(True)]
+    undefined = z3.Not(z3.And(*cand_run.defined)) if cand_run.defined else z3.BoolVal(False)
+    solver.add(z3.Or(undefined, *differs))
+    verdict = solver.check()
+    if verdict == z3.unsat:
+        return None
+    if verdict == z3.unknown:
+        return f"the solver gave up ({solver.reason_unknown()})"
+    return solver.model()
+
+
+def _same(dtype, a, b, policy: Policy):
+    if dtype in FLOAT_SORTS:
+        both_nan = z3.And(z3.fpIsNaN(a), z3.fpIsNaN(b))
+        return z3.Or(both_nan, a == b if policy.signed_zeros else z3.fpEQ(a, b))
+    return a == b
+
+
+# --- inputs --------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class InputSig:
+    name: str
+    dtype: int
+    dims: tuple  # int or str (a symbolic dim's name)
+
+
+def _signature(reference: onnx.ModelProto, candidate: onnx.ModelProto) -> list[InputSig]:
+    """The reference's inputs (those without a constant), checked against the candidate's."""
+    from maxlower.api import InvalidModelError
+
+    def sig(model):
+        initialized = {i.name for i in model.graph.initializer}
+        out = []
+        for k, value in enumerate(model.graph.input):
+            t = value.type.tensor_type
+            if not value.type.HasField("tensor_type") or not t.HasField("shape"):
+                raise OutsideFragment(f"input {value.name!r} is not a tensor of known rank")
+            if t.elem_type not in SUPPORTED:
+                raise OutsideFragment(
+                    f"input {value.name!r} of type {TP.DataType.Name(t.elem_type)}"
+                )
+            dims = tuple(
+                d.dim_value if d.HasField("dim_value") else d.dim_param or f"?{value.name}:{i}"
+                for i, d in enumerate(t.shape.dim)
+            )
+            if value.name in initialized:
+                raise OutsideFragment(f"input {value.name!r} has a default value")
+            out.append(InputSig(value.name, t.elem_type, dims))
+            del k
+        return out
+
+    ref, cand = sig(reference), sig(candidate)
+    if {s.name: s.dtype for s in ref} != {s.name: s.dtype for s in cand}:
+        raise InvalidModelError(
+            "the models' inputs differ in names or element types: "
+            f"reference {[s.name for s in ref]}, candidate {[s.name for s in cand]}"
+        )
+    return ref
+
+
+def _dim_names(signature: list[InputSig]) -> list[str]:
+    return list(dict.fromkeys(d for s in signature for d in s.dims if isinstance(d, str)))
+
+
+def _shape(sig: InputSig, binding: Mapping[str, int]) -> tuple[int, ...]:
+    return tuple(binding[d] if isinstance(d, str) else d for d in sig.dims)
+
+
+def _symbolic_inputs(signature, binding, chosen):
+    """{name: Tensor} of fresh variables (an element fixed in `chosen` is that constant),
+    and {variable name: (input, flat index)}."""
+    inputs, variables = {}, {}
+    for sig in signature:
+        shape = _shape(sig, binding)
+        terms = []
+        for i in range(int(np.prod(shape, dtype=np.int64))):
+            var = f"{sig.name}[{i}]"
+            variables[var] = (sig, i)
+            if var in chosen:
+                terms.append(constant_term(sig.dtype, chosen[var]))
+            else:
+                terms.append(_variable(var, sig.dtype))
+        arr = np.empty(len(terms), dtype=object)
+        arr[:] = terms
+        inputs[sig.name] = Tensor(sig.dtype, arr.reshape(shape))
+    return inputs, variables
+
+
+def _variable(name: str, dtype: int) -> z3.ExprRef:
+    if dtype == TP.BOOL:
+        return z3.Bool(name)
+    if dtype in INT_BITS:
+        return z3.BitVec(name, INT_BITS[dtype][0])
+    # the bits are the variable, so a model gives the input's exact bit pattern
+    return z3.fpBVToFP(z3.BitVec(name, bits_of(dtype)), fp_sort(dtype))
+
+
+def _variable_name(term: z3.ExprRef, variables) -> str | None:
+    name = str(term)
+    return name if name in variables else None
+
+
+def _concretise(model, signature, binding, chosen, variables) -> dict[str, np.ndarray]:
+    out = {}
+    for sig in signature:
+        shape = _shape(sig, binding)
+        count = int(np.prod(shape, dtype=np.int64))
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(sig.dtype)
+        values = []
+        for i in range(count):
+            var = f"{sig.name}[{i}]"
+            if var in chosen:
+                values.append(np.array(chosen[var]).astype(dtype))
+                continue
+            values.append(_value(model, var, sig.dtype))
+        array = np.array(values, dtype=dtype) if values else np.zeros(0, dtype)
+        out[sig.name] = array.reshape(shape)
+    return out
+
+
+def _value(model, var: str, dtype: int) -> np.ndarray:
+    np_dtype = onnx.helper.tensor_dtype_to_np_dtype(dtype)
+    if model is True:
+        return np.zeros((), np_dtype)
+    if dtype == TP.BOOL:
+        return np.array(z3.is_true(model.eval(z3.Bool(var), model_completion=True)))
+    width = bits_of(dtype)
+    raw = model.eval(z3.BitVec(var, width), model_completion=True).as_long()
+    return np.array(raw, dtype=f"u{width // 8}").view(np_dtype)
+
+
+def _counterexample(reference, candidate, binding, inputs, policy, outcome) -> Counterexample:
+    """Replay `inputs` in onnx.reference and describe the first difference it shows."""
+    from onnx.reference import ReferenceEvaluator
+
+    ref_out = ReferenceEvaluator(reference).run(None, inputs)
+    try:
+        cand_out = ReferenceEvaluator(candidate).run(None, inputs)
+    except Exception as error:  # the candidate fails where the reference runs
+        name = reference.graph.output[0].name
+        return Counterexample(
+            binding, inputs, name, None, "a result", str(error), "undefined", True
+        )
+    names = [o.name for o in reference.graph.output]
+    for name, r, c in zip(names, ref_out, cand_out):
+        r, c = np.asarray(r), np.asarray(c)
+        if r.dtype != c.dtype:
+            return Counterexample(binding, inputs, name, None, r.dtype, c.dtype, "dtype", True)
+        if r.shape != c.shape:
+            return Counterexample(
+                binding, inputs, name, None, list(r.shape), list(c.shape), "shape", True
+            )
+        differ = ~_equal_arrays(r, c, policy)
+        if differ.any():
+            index = tuple(int(i) for i in np.argwhere(differ)[0])
+            return Counterexample(
+                binding, inputs, name, index, r[index].item(), c[index].item(), "values", True
+            )
+    # no difference in onnx.reference: the candidate's undefinedness, or a semantics gap
+    undefined = outcome is not True and _candidate_undefined(candidate, inputs, binding)
+    return Counterexample(
+        binding,
+        inputs,
+        names[0],
+        None,
+        None,
+        None,
+        "undefined" if undefined else "values",
+        undefined,
+    )
+
+
+def _candidate_undefined(candidate, inputs, binding) -> bool:
+    """Whether the candidate's definedness conditions fail on these concrete inputs."""
+    concrete = {
+        name: Tensor(
+            onnx.helper.np_dtype_to_tensor_dtype(value.dtype),
+            _terms(value),
+        )
+        for name, value in inputs.items()
+    }
+    run = Interpreter().run(candidate, concrete)
+    return any(z3.is_false(z3.simplify(c)) for c in run.defined)
+
+
+def _terms(value: np.ndarray) -> np.ndarray:
+    dtype = onnx.helper.np_dtype_to_tensor_dtype(value.dtype)
+    arr = np.empty(value.size, dtype=object)
+    arr[:] = [constant_term(dtype, v) for v in value.reshape(-1)]
+    return arr.reshape(value.shape)
+
+
+def _equal_arrays(a: np.ndarray, b: np.ndarray, policy: Policy) -> np.ndarray:
+    if a.dtype.kind == "f" or str(a.dtype) == "bfloat16":
+        a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        same = (a64 == b64) | (np.isnan(a64) & np.isnan(b64))
+        if policy.signed_zeros:
+            same &= np.signbit(a64) == np.signbit(b64)
+        return same
+    return a == b
+
+
+def _number(value) -> str:
+    return repr(value)
+
+
+def _jsonable(value):
+    if isinstance(value, float) and not np.isfinite(value):
+        return repr(value)
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.dtype):
+        return str(value)
+    if isinstance(value, (np.generic,)):
+        return _jsonable(value.item())
+    return value
+
+
+def concrete_outputs(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """The interpreter's outputs on concrete inputs, as numpy arrays (for the differential
+    test against onnx.reference). NaN comes out as the canonical NaN of its type."""
+    tensors = {
+        name: Tensor(onnx.helper.np_dtype_to_tensor_dtype(v.dtype), _terms(v))
+        for name, v in inputs.items()
+    }
+    run = Interpreter().run(model, tensors)
+    return [_numpy_of(t) for t in run.outputs]
+
+
+def _numpy_of(tensor: Tensor) -> np.ndarray:
+    np_dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.dtype)
+    values = []
+    for term in tensor.arr.reshape(-1):
+        if tensor.dtype in FLOAT_SORTS:
+            width = bits_of(tensor.dtype)
+            if z3.is_true(z3.simplify(z3.fpIsNaN(term))):
+                values.append(np.array(np.nan).astype(np_dtype))
+                continue
+            bits = z3.simplify(z3.fpToIEEEBV(term))
+            raw = bits.as_long() if z3.is_bv_value(bits) else None
+            if raw is None:
+                raise ValueError(f"not a constant: {term}")
+            values.append(np.array(raw, dtype=f"u{width // 8}").view(np_dtype))
+        elif tensor.dtype == TP.BOOL:
+            values.append(np.array(z3.is_true(z3.simplify(term))))
+        else:
+            number = concrete_int(term, tensor.dtype)
+            if number is None:
+                raise ValueError(f"not a constant: {term}")
+            values.append(np.array(number).astype(np_dtype))
+    array = np.array(values, dtype=np_dtype) if values else np.zeros(0, np_dtype)
+    return array.reshape(tensor.shape)
+
+
+__all__ = [
+    "COUNTEREXAMPLE",
+    "INCONCLUSIVE",
+    "PROVED",
+    "Counterexample",
+    "Policy",
+    "ProofReport",
+    "concrete_outputs",
+    "prove",
+]

@@ -1,0 +1,838 @@
+"""A symbolic interpreter of ONNX graphs at concrete shapes: every element is a z3 term.
+
+    run = Interpreter(policy).run(model, inputs)   # inputs: {name: Tensor}
+    run.outputs, run.defined, run.assumptions
+
+Sorts: IEEE floating point for float16 (5, 11), bfloat16 (8, 8), float32 and float64;
+bit-vectors for the integer types (signedness is the dtype's, not the sort's); Bool for bool.
+A tensor is a numpy object array of terms, so that Slice, Concat, Reshape, Tile, Expand,
+Gather and Transpose are numpy's own indexing on it.
+
+Semantics follow the ONNX spec, and onnx.reference (numpy) where the spec is silent; they
+are the trusted base, so tests/test_prove_semantics.py compares them bit for bit with
+onnx.reference on concrete inputs. In particular:
+- Max/Min keep numpy's tie rule for ±0 (float16 keeps the first operand, the other float
+  types the second) and propagate NaN; reductions fold from the first element, as numpy.
+- ReduceMax/ArgMax on NaN: NaN propagates, ArgMax returns the first NaN (onnx.reference).
+- A float → integer Cast of NaN or of a value out of the integer's range is *undefined*:
+  it adds to `defined` the condition under which it is not, and a candidate refines a
+  reference when it gives the reference's result wherever the reference is defined.
+- Integer Add/Sub/Mul wrap around (two's complement), an assumption that is reported.
+
+Values that decide a shape (axes, Slice bounds, Reshape's shape, Gather indices...) must
+be concrete; when one is a graph input, `NeedsValue` asks the caller to case-split it over
+its finite domain.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from functools import partial
+
+import numpy as np
+import onnx
+import z3
+from onnx import TensorProto as TP
+
+FLOAT_SORTS = {
+    TP.FLOAT16: (5, 11),
+    TP.BFLOAT16: (8, 8),
+    TP.FLOAT: (8, 24),
+    TP.DOUBLE: (11, 53),
+}
+INT_BITS = {
+    TP.INT8: (8, True),
+    TP.INT16: (16, True),
+    TP.INT32: (32, True),
+    TP.INT64: (64, True),
+    TP.UINT8: (8, False),
+    TP.UINT16: (16, False),
+    TP.UINT32: (32, False),
+    TP.UINT64: (64, False),
+}
+SUPPORTED = frozenset({*FLOAT_SORTS, *INT_BITS, TP.BOOL})
+RNE = z3.RNE()
+
+
+class OutsideFragment(Exception):
+    """The graph uses an op, type or form that the interpreter does not cover."""
+
+
+class NeedsValue(Exception):
+    """A value that decides a shape is not concrete: `term` (an element of a graph input)
+    must be case-split over `domain`."""
+
+    def __init__(self, term: z3.ExprRef, domain: Sequence[int], why: str) -> None:
+        super().__init__(why)
+        self.term, self.domain, self.why = term, list(domain), why
+
+
+@dataclasses.dataclass
+class Tensor:
+    dtype: int  # onnx.TensorProto element type
+    arr: np.ndarray  # dtype=object, of z3 terms
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.arr.shape)
+
+
+def fp_sort(dtype: int) -> z3.FPSortRef:
+    return z3.FPSort(*FLOAT_SORTS[dtype])
+
+
+def bits_of(dtype: int) -> int:
+    if dtype in FLOAT_SORTS:
+        e, s = FLOAT_SORTS[dtype]
+        return e + s
+    return INT_BITS[dtype][0]
+
+
+def constant_term(dtype: int, value) -> z3.ExprRef:
+    """The term of one numpy scalar of `dtype`, bit for bit (NaN as z3's single NaN)."""
+    if dtype == TP.BOOL:
+        return z3.BoolVal(bool(value))
+    if dtype in INT_BITS:
+        return z3.BitVecVal(int(value) % (1 << INT_BITS[dtype][0]), INT_BITS[dtype][0])
+    width = bits_of(dtype)
+    raw = np.asarray(value, dtype=_numpy(dtype)).reshape(1).view(f"u{width // 8}")[0]
+    return z3.fpBVToFP(z3.BitVecVal(int(raw), width), fp_sort(dtype))
+
+
+def constant(array: np.ndarray, dtype: int) -> Tensor:
+    flat = [constant_term(dtype, v) for v in np.asarray(array).reshape(-1)]
+    return Tensor(dtype, _objects(flat, np.shape(array)))
+
+
+def _objects(items: list, shape: Sequence[int]) -> np.ndarray:
+    arr = np.empty(len(items), dtype=object)
+    arr[:] = items
+    return arr.reshape(tuple(shape))
+
+
+def concrete_int(term: z3.ExprRef, dtype: int) -> int | None:
+    """The integer a term stands for when it is a constant, else None."""
+    value = z3.simplify(term)
+    if z3.is_true(value) or z3.is_false(value):
+        return int(z3.is_true(value))
+    if not z3.is_bv_value(value):
+        return None
+    bits, signed = INT_BITS[dtype]
+    number = value.as_long()
+    return number - (1 << bits) if signed and number >> (bits - 1) else number
+
+
+# --- element semantics -----------------------------------------------------------------
+def is_nan(x: z3.ExprRef) -> z3.BoolRef:
+    return z3.fpIsNaN(x)
+
+
+def greater(dtype: int, a, b) -> z3.BoolRef:
+    if dtype in FLOAT_SORTS:
+        return z3.fpGT(a, b)
+    if dtype == TP.BOOL:
+        return z3.And(a, z3.Not(b))
+    return a > b if INT_BITS[dtype][1] else z3.UGT(a, b)
+
+
+def greater_or_equal(dtype: int, a, b) -> z3.BoolRef:
+    if dtype in FLOAT_SORTS:
+        return z3.fpGEQ(a, b)
+    if dtype == TP.BOOL:
+        return z3.Or(a, z3.Not(b))
+    return a >= b if INT_BITS[dtype][1] else z3.UGE(a, b)
+
+
+def equal(dtype: int, a, b) -> z3.BoolRef:
+    return z3.fpEQ(a, b) if dtype in FLOAT_SORTS else a == b
+
+
+def pick(dtype: int, direction: int, a, b):
+    """numpy's maximum (direction +1) / minimum (-1) of two elements: NaN propagates; on a
+    tie (±0) float16 keeps a, the other types b (numpy's loops differ there)."""
+    if dtype == TP.BOOL:
+        return z3.Or(a, b) if direction > 0 else z3.And(a, b)
+    return z3.If(pick_condition(dtype, dtype, direction, a, b), a, b)
+
+
+def pick_condition(tie_dtype: int, dtype: int, direction: int, a, b) -> z3.BoolRef:
+    """When `pick` keeps a: the tie rule is `tie_dtype`'s, the comparison `dtype`'s (the
+    narrow type of exactly widened operands, see Interpreter.lift)."""
+    first, second = (a, b) if direction > 0 else (b, a)
+    wins = greater_or_equal if tie_dtype == TP.FLOAT16 else greater
+    if dtype in FLOAT_SORTS:
+        return z3.Or(is_nan(a), wins(dtype, first, second))
+    return wins(dtype, first, second)
+
+
+def exact_widening(src: int, dst: int) -> bool:
+    """Every value of `src` is a value of `dst`, and the order of values is kept."""
+    if src in FLOAT_SORTS and dst in FLOAT_SORTS:
+        (e1, s1), (e2, s2) = FLOAT_SORTS[src], FLOAT_SORTS[dst]
+        return src != dst and e1 <= e2 and s1 <= s2
+    if src not in INT_BITS:
+        return False
+    bits, signed = INT_BITS[src]
+    if dst in INT_BITS:
+        dbits, dsigned = INT_BITS[dst]
+        return dbits > bits and (dsigned or not signed)
+    if dst in FLOAT_SORTS:
+        return bits - signed <= FLOAT_SORTS[dst][1]
+    return False
+
+
+def cast(src: int, dst: int, x, defined: list) -> z3.ExprRef:
+    """One element of Cast (numpy's astype); float → integer out of range or NaN is
+    undefined (appended to `defined` as the condition under which it is defined)."""
+    if src == dst:
+        return x
+    if src == TP.BOOL:
+        one = constant_term(dst, 1)
+        return z3.If(x, one, constant_term(dst, 0)) if dst != TP.BOOL else x
+    if dst == TP.BOOL:
+        return z3.Not(equal(src, x, constant_term(src, 0)))
+    if src in FLOAT_SORTS and dst in FLOAT_SORTS:
+        return z3.fpFPToFP(RNE, x, fp_sort(dst))
+    if src in INT_BITS and dst in FLOAT_SORTS:
+        if dst == TP.BFLOAT16:  # ml_dtypes rounds an integer to float32 first, then again
+            x = cast(src, TP.FLOAT, x, defined)
+            return z3.fpFPToFP(RNE, x, fp_sort(dst))
+        signed = INT_BITS[src][1]
+        convert = z3.fpSignedToFP if signed else z3.fpUnsignedToFP
+        return convert(RNE, x, fp_sort(dst))
+    if src in INT_BITS and dst in INT_BITS:
+        (sbits, signed), (dbits, _) = INT_BITS[src], INT_BITS[dst]
+        if dbits < sbits:
+            return z3.Extract(dbits - 1, 0, x)
+        if dbits == sbits:
+            return x
+        extend = z3.SignExt if signed else z3.ZeroExt
+        return extend(dbits - sbits, x)
+    # float → integer: truncation toward zero; defined only in range
+    dbits, signed = INT_BITS[dst]
+    low = -(1 << (dbits - 1)) if signed else 0
+    high = (1 << (dbits - 1)) - 1 if signed else (1 << dbits) - 1
+    truncated = z3.fpRoundToIntegral(z3.RTZ(), x)
+    in_range = z3.And(
+        z3.Not(is_nan(x)),
+        z3.fpGEQ(truncated, z3.fpRealToFP(RNE, z3.RealVal(low), x.sort())),
+        z3.fpLEQ(truncated, z3.fpRealToFP(z3.RTZ(), z3.RealVal(high), x.sort())),
+    )
+    defined.append(in_range)
+    convert = z3.fpToSBV if signed else z3.fpToUBV
+    return convert(z3.RTZ(), x, z3.BitVecSort(dbits))
+
+
+def arithmetic(op: str, dtype: int, a, b, defined: list, assumptions: set):
+    if dtype in FLOAT_SORTS:
+        fn = {"Add": z3.fpAdd, "Sub": z3.fpSub, "Mul": z3.fpMul, "Div": z3.fpDiv}[op]
+        return fn(RNE, a, b)
+    if dtype == TP.BOOL:
+        raise OutsideFragment(f"{op} on bool")
+    assumptions.add("integer Add/Sub/Mul wrap around (two's complement)")
+    if op == "Mul":  # x * [c] (a bool cast to 0/1) is If(c, x, 0): no multiplier to bit-blast
+        for x, y in ((a, b), (b, a)):
+            condition = _zero_one(y)
+            if condition is not None:
+                return z3.If(condition, x, z3.BitVecVal(0, x.size()))
+    if op == "Div":
+        signed = INT_BITS[dtype][1]
+        defined.append(b != 0)
+        return a / b if signed else z3.UDiv(a, b)
+    return {"Add": lambda: a + b, "Sub": lambda: a - b, "Mul": lambda: a * b}[op]()
+
+
+def _zero_one(term) -> z3.BoolRef | None:
+    """c when `term` is If(c, 1, 0) (Cast of a bool to an integer type), else None."""
+    if not z3.is_app_of(term, z3.Z3_OP_ITE):
+        return None
+    condition, one, zero = term.children()
+    if z3.is_bv_value(one) and z3.is_bv_value(zero) and (one.as_long(), zero.as_long()) == (1, 0):
+        return condition
+    return None
+
+
+def elementwise(fn: Callable, *tensors: np.ndarray) -> np.ndarray:
+    """fn over the numpy-broadcast elements of object arrays."""
+    arrays = np.broadcast_arrays(*tensors)
+    shape = arrays[0].shape if arrays else ()
+    flat = [fn(*items) for items in zip(*(a.reshape(-1) for a in arrays))]
+    return _objects(flat, shape)
+
+
+# --- graphs ------------------------------------------------------------------------------
+@dataclasses.dataclass
+class Run:
+    outputs: list[Tensor]
+    defined: list  # conditions: the run is defined where all hold
+    assumptions: set[str]
+    ops: set[str]
+
+
+class Interpreter:
+    def __init__(self) -> None:
+        self.defined: list = []
+        self.assumptions: set[str] = set()
+        self.ops: set[str] = set()
+        self.opset = 0
+        # Exact widenings, tracked: the id of a wide term -> (the term, its narrow term, the
+        # narrow type). A comparison or a select of widened values is written on the narrow
+        # terms (exact: the widening keeps values, order, NaN and the sign of zero), and a
+        # cast back to the narrow type gives the narrow term: Cast(Max(Cast(a, W),
+        # Cast(b, W)), T) becomes max(a, b) in T, which the solver proves at once instead of
+        # reasoning through conversions.
+        self.narrow: dict[int, tuple[z3.ExprRef, z3.ExprRef, int]] = {}
+
+    def record(self, wide: z3.ExprRef, narrow: z3.ExprRef, dtype: int) -> z3.ExprRef:
+        self.narrow[wide.get_id()] = (wide, narrow, dtype)
+        return wide
+
+    def narrow_to(self, term: z3.ExprRef, dtype: int, src: int) -> z3.ExprRef | None:
+        """`term` (of `dtype`) as a term of the narrower `src`, when it is exactly one."""
+        entry = self.narrow.get(term.get_id())
+        if entry is not None:
+            return entry[1] if entry[2] == src else None
+        value = z3.simplify(term)
+        if not (z3.is_fp_value(value) or z3.is_bv_value(value)):
+            return None
+        scratch: list = []
+        narrow = z3.simplify(cast(dtype, src, value, scratch))
+        back = z3.simplify(cast(src, dtype, narrow, []))
+        exact = all(z3.is_true(z3.simplify(c)) for c in scratch)
+        same = z3.is_true(z3.simplify(back == value))
+        return narrow if exact and same else None
+
+    def lift(self, dtype: int, *terms):
+        """(narrow type, narrow terms) when every term is an exact widening of one type
+        (constants that the type holds count), else (dtype, terms)."""
+        sources = {self.narrow[t.get_id()][2] for t in terms if t.get_id() in self.narrow}
+        for src in sources:
+            narrow = [self.narrow_to(t, dtype, src) for t in terms]
+            if all(n is not None for n in narrow):
+                return src, narrow
+        return dtype, list(terms)
+
+    def compare(self, fn, dtype: int, a, b) -> z3.BoolRef:
+        src, (x, y) = self.lift(dtype, a, b)
+        return fn(src, x, y)
+
+    def nan(self, dtype: int, a) -> z3.BoolRef:
+        src, (x,) = self.lift(dtype, a)
+        return is_nan(x) if src in FLOAT_SORTS else z3.BoolVal(False)
+
+    def pick(self, dtype: int, direction: int, a, b):
+        src, (x, y) = self.lift(dtype, a, b)
+        if src == dtype or dtype == TP.BOOL:
+            return pick(dtype, direction, a, b)
+        condition = pick_condition(dtype, src, direction, x, y)
+        return self.record(z3.If(condition, a, b), z3.If(condition, x, y), src)
+
+    def select(self, dtype: int, c, a, b):
+        src, (x, y) = self.lift(dtype, a, b)
+        if src == dtype:
+            return z3.If(c, a, b)
+        return self.record(z3.If(c, a, b), z3.If(c, x, y), src)
+
+    def run(self, model: onnx.ModelProto, inputs: dict[str, Tensor]) -> Run:
+        self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+        if model.functions:
+            raise OutsideFragment("model-local functions")
+        values = self.graph(model.graph, dict(inputs))
+        return Run(values, self.defined, self.assumptions, self.ops)
+
+    def graph(self, graph: onnx.GraphProto, env: dict[str, Tensor]) -> list[Tensor]:
+        for init in graph.initializer:
+            if init.name not in env:
+                array = onnx.numpy_helper.to_array(init)
+                env[init.name] = constant(array, init.data_type)
+        for node in graph.node:
+            results = self.node(node, env)
+            for name, value in zip(node.output, results):
+                if name:
+                    env[name] = value
+        return [env[o.name] for o in graph.output]
+
+    def node(self, node: onnx.NodeProto, env: dict[str, Tensor]) -> list[Tensor]:
+        if node.domain not in ("", "ai.onnx"):
+            raise OutsideFragment(f"op {node.domain}.{node.op_type}")
+        handler = getattr(self, f"op_{node.op_type}", None)
+        if handler is None:
+            raise OutsideFragment(f"op {node.op_type}")
+        self.ops.add(node.op_type)
+        args = [env[name] if name else None for name in node.input]
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        result = handler(args, attrs, env)
+        return result if isinstance(result, list) else [result]
+
+    # -- helpers ----------------------------------------------------------------------
+    def ints(self, tensor: Tensor | None, domain: Callable[[], Sequence[int]], why: str):
+        """The concrete integers of a shape-deciding tensor (NeedsValue when symbolic)."""
+        if tensor is None:
+            return None
+        out = []
+        for term in tensor.arr.reshape(-1):
+            value = concrete_int(term, tensor.dtype)
+            if value is None:
+                raise NeedsValue(term, domain(), why)
+            out.append(value)
+        return out
+
+    def axes(self, args, attrs, index: int, rank: int, name: str = "axes"):
+        """Axes from input `index` (if given) or the attribute, made non-negative."""
+        given = args[index] if len(args) > index else None
+        if given is not None:
+            listed = self.ints(given, lambda: range(-rank, rank), f"{name} input")
+        else:
+            listed = attrs.get(name)
+        if listed is None:
+            return None
+        return [a + rank if a < 0 else a for a in listed]
+
+    # -- ops ----------------------------------------------------------------------------
+    def op_Identity(self, args, attrs, env):
+        return args[0]
+
+    def op_Constant(self, args, attrs, env):
+        if "value" not in attrs:
+            raise OutsideFragment("Constant without a tensor value")
+        tensor = attrs["value"]
+        return constant(onnx.numpy_helper.to_array(tensor), tensor.data_type)
+
+    def _family(self, args, direction):
+        dtype, out = args[0].dtype, args[0].arr
+        for other in args[1:]:
+            out = elementwise(lambda a, b: self.pick(dtype, direction, a, b), out, other.arr)
+        return Tensor(dtype, out.copy())
+
+    def op_Max(self, args, attrs, env):
+        return self._family(args, +1)
+
+    def op_Min(self, args, attrs, env):
+        return self._family(args, -1)
+
+    def op_Where(self, args, attrs, env):
+        c, a, b = args
+        return Tensor(a.dtype, elementwise(partial(self.select, a.dtype), c.arr, a.arr, b.arr))
+
+    def _compare(self, fn, args):
+        a, b = args
+        return Tensor(TP.BOOL, elementwise(partial(self.compare, fn, a.dtype), a.arr, b.arr))
+
+    def op_Greater(self, args, attrs, env):
+        return self._compare(greater, args)
+
+    def op_Less(self, args, attrs, env):
+        return self._compare(lambda d, x, y: greater(d, y, x), args)
+
+    def op_GreaterOrEqual(self, args, attrs, env):
+        return self._compare(greater_or_equal, args)
+
+    def op_LessOrEqual(self, args, attrs, env):
+        return self._compare(lambda d, x, y: greater_or_equal(d, y, x), args)
+
+    def op_Equal(self, args, attrs, env):
+        return self._compare(equal, args)
+
+    def op_Or(self, args, attrs, env):
+        return Tensor(TP.BOOL, elementwise(z3.Or, args[0].arr, args[1].arr))
+
+    def op_And(self, args, attrs, env):
+        return Tensor(TP.BOOL, elementwise(z3.And, args[0].arr, args[1].arr))
+
+    def op_Xor(self, args, attrs, env):
+        return Tensor(TP.BOOL, elementwise(z3.Xor, args[0].arr, args[1].arr))
+
+    def op_Not(self, args, attrs, env):
+        return Tensor(TP.BOOL, elementwise(z3.Not, args[0].arr))
+
+    def op_IsNaN(self, args, attrs, env):
+        return Tensor(TP.BOOL, elementwise(partial(self.nan, args[0].dtype), args[0].arr))
+
+    def op_IsInf(self, args, attrs, env):
+        pos, neg = attrs.get("detect_positive", 1), attrs.get("detect_negative", 1)
+
+        def inf(x):
+            return z3.And(
+                z3.fpIsInf(x),
+                z3.Or(
+                    z3.BoolVal(bool(pos)) if pos else z3.fpIsNegative(x),
+                    z3.BoolVal(bool(neg)) if neg else z3.fpIsPositive(x),
+                ),
+            )
+
+        return Tensor(TP.BOOL, elementwise(inf, args[0].arr))
+
+    def op_Cast(self, args, attrs, env):
+        to = attrs["to"]
+        if isinstance(to, bytes):  # Cast-1: the type's name
+            to = TP.DataType.Value(to.decode().upper())
+        if to not in SUPPORTED:
+            raise OutsideFragment(f"Cast to {TP.DataType.Name(to)}")
+        src = args[0].dtype
+        return Tensor(to, elementwise(partial(self.cast, src, to), args[0].arr))
+
+    def cast(self, src: int, dst: int, x):
+        entry = self.narrow.get(x.get_id())
+        if entry is not None and entry[2] == dst:  # back to the type it was widened from
+            return entry[1]
+        result = cast(src, dst, x, self.defined)
+        if exact_widening(src, dst):
+            narrow, dtype = (entry[1], entry[2]) if entry is not None else (x, src)
+            self.record(result, narrow, dtype)
+        return result
+
+    def _arith(self, op, args):
+        a, b = args
+        return Tensor(
+            a.dtype,
+            elementwise(
+                lambda x, y: arithmetic(op, a.dtype, x, y, self.defined, self.assumptions),
+                a.arr,
+                b.arr,
+            ),
+        )
+
+    def op_Add(self, args, attrs, env):
+        return self._arith("Add", args)
+
+    def op_Sub(self, args, attrs, env):
+        return self._arith("Sub", args)
+
+    def op_Mul(self, args, attrs, env):
+        return self._arith("Mul", args)
+
+    def op_Div(self, args, attrs, env):
+        return self._arith("Div", args)
+
+    def op_Neg(self, args, attrs, env):
+        x = args[0]
+        if x.dtype in FLOAT_SORTS:
+            return Tensor(x.dtype, elementwise(z3.fpNeg, x.arr))
+        self.assumptions.add("integer Add/Sub/Mul wrap around (two's complement)")
+        return Tensor(x.dtype, elementwise(lambda v: -v, x.arr))
+
+    def op_Relu(self, args, attrs, env):
+        x = args[0]
+        zero = constant(np.array(0, dtype=_numpy(x.dtype)), x.dtype)
+        return Tensor(
+            x.dtype, elementwise(lambda v, z: self.pick(x.dtype, 1, v, z), x.arr, zero.arr)
+        )
+
+    def op_Clip(self, args, attrs, env):
+        x = args[0]
+        bounds = []
+        for index, name, default in ((1, "min", None), (2, "max", None)):
+            given = args[index] if len(args) > index else None
+            if given is None and name in attrs:
+                given = constant(np.array(attrs[name], dtype=_numpy(x.dtype)), x.dtype)
+            bounds.append(given if given is not None else default)
+        low, high = bounds
+        out = x.arr
+        # onnx.reference: np.clip, i.e. minimum(maximum(x, low), high) (NaN propagates)
+        if low is not None:
+            out = elementwise(lambda v, m: self.clip_bound(x.dtype, v, m, +1), out, low.arr)
+        if high is not None:
+            out = elementwise(lambda v, m: self.clip_bound(x.dtype, v, m, -1), out, high.arr)
+        return Tensor(x.dtype, out)
+
+    def clip_bound(self, dtype, v, m, direction):
+        """np.clip's step: maximum(v, low), then minimum(.., high); NaN in v propagates."""
+        beyond = self.compare(greater, dtype, *((m, v) if direction > 0 else (v, m)))
+        if dtype in FLOAT_SORTS:
+            nan_v, nan_m = self.nan(dtype, v), self.nan(dtype, m)
+            beyond = z3.And(z3.Not(nan_v), z3.Or(beyond, nan_m))
+        return self.select(dtype, beyond, m, v)
+
+    def _reduce(self, args, attrs, direction: int | None, op: str):
+        x = args[0]
+        rank = len(x.shape)
+        axes = self.axes(args, attrs, 1, rank)
+        keepdims = attrs.get("keepdims", 1)
+        if not axes:
+            if attrs.get("noop_with_empty_axes", 0):
+                return Tensor(x.dtype, x.arr.copy())
+            axes = list(range(rank))
+        axes = sorted(set(axes))
+        kept = [d for i, d in enumerate(x.shape) if i not in axes]
+        moved = np.moveaxis(x.arr, axes, list(range(rank - len(axes), rank)))
+        count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+        rows = moved.reshape(int(np.prod(kept, dtype=np.int64)), count)
+        out = [self._fold(x.dtype, list(row), direction, op) for row in rows]
+        shape = [1 if i in axes else d for i, d in enumerate(x.shape)] if keepdims else kept
+        return Tensor(x.dtype, _objects(out, shape))
+
+    def _fold(self, dtype, row, direction, op):
+        if op == "ReduceSum":
+            acc = constant_term(dtype, 0)
+            for v in row:
+                acc = arithmetic("Add", dtype, acc, v, self.defined, self.assumptions)
+            return acc
+        if not row:
+            return constant_term(dtype, _identity(dtype, direction))
+        acc = row[0]
+        for v in row[1:]:
+            acc = self.pick(dtype, direction, acc, v)
+        return acc
+
+    def op_ReduceMax(self, args, attrs, env):
+        return self._reduce(args, attrs, +1, "ReduceMax")
+
+    def op_ReduceMin(self, args, attrs, env):
+        return self._reduce(args, attrs, -1, "ReduceMin")
+
+    def op_ReduceSum(self, args, attrs, env):
+        return self._reduce(args, attrs, None, "ReduceSum")
+
+    def _arg(self, args, attrs, direction):
+        x = args[0]
+        rank = len(x.shape)
+        axis = attrs.get("axis", 0)
+        axis = axis + rank if axis < 0 else axis
+        keepdims, last = attrs.get("keepdims", 1), attrs.get("select_last_index", 0)
+        n = x.shape[axis]
+        if n == 0:
+            raise OutsideFragment("ArgMax/ArgMin over an empty axis (an error in ONNX)")
+        moved = np.moveaxis(x.arr, axis, -1)
+        out = [self._arg_row(x.dtype, list(row), direction, last) for row in moved.reshape(-1, n)]
+        shape = list(moved.shape[:-1])
+        result = _objects(out, shape)
+        if keepdims:
+            result = np.expand_dims(result, axis)
+        return Tensor(TP.INT64, result)
+
+    def _arg_row(self, dtype, row, direction, last):
+        """numpy's argmax/argmin: the first extreme, the first NaN; `last` scans backwards
+        (onnx.reference flips the data and takes n-1 minus the first)."""
+        n = len(row)
+        order = list(range(n - 1, -1, -1)) if last else list(range(n))
+        best, index = row[order[0]], z3.BitVecVal(order[0], 64)
+        floats = dtype in FLOAT_SORTS
+        for i in order[1:]:
+            v = row[i]
+            ahead = (v, best) if direction > 0 else (best, v)
+            better = self.compare(greater, dtype, *ahead)
+            if floats:
+                nan_v, nan_best = self.nan(dtype, v), self.nan(dtype, best)
+                better = z3.And(z3.Not(nan_best), z3.Or(nan_v, better))
+            index = z3.If(better, z3.BitVecVal(i, 64), index)
+            best = self.select(dtype, better, v, best)
+        return index
+
+    def op_ArgMax(self, args, attrs, env):
+        return self._arg(args, attrs, +1)
+
+    def op_ArgMin(self, args, attrs, env):
+        return self._arg(args, attrs, -1)
+
+    def op_Slice(self, args, attrs, env):
+        x = args[0]
+        rank = len(x.shape)
+        if len(args) > 1:
+            dims = max(x.shape) if x.shape else 1
+            domain = range(-dims - 1, dims + 2)  # in-range bounds, and one past each end
+            starts = self.ints(args[1], lambda: domain, "Slice starts")
+            ends = self.ints(args[2], lambda: domain, "Slice ends")
+            axes = self.ints(args[3] if len(args) > 3 else None, lambda: range(-rank, rank), "")
+            steps = self.ints(args[4] if len(args) > 4 else None, lambda: [1, -1], "Slice steps")
+        else:
+            starts, ends, axes, steps = attrs["starts"], attrs["ends"], attrs.get("axes"), None
+        axes = list(range(len(starts))) if axes is None else axes
+        steps = [1] * len(starts) if steps is None else steps
+        index = [slice(None)] * rank
+        for s, e, a, st in zip(starts, ends, axes, steps):
+            a = a + rank if a < 0 else a
+            index[a] = _slice(s, e, st, x.shape[a])
+        return Tensor(x.dtype, x.arr[tuple(index)])
+
+    def op_Concat(self, args, attrs, env):
+        present = [a for a in args if a is not None]
+        return Tensor(present[0].dtype, np.concatenate([a.arr for a in present], attrs["axis"]))
+
+    def op_Squeeze(self, args, attrs, env):
+        x = args[0]
+        axes = self.axes(args, attrs, 1, len(x.shape))
+        if axes is None:
+            axes = [i for i, d in enumerate(x.shape) if d == 1]
+        return Tensor(x.dtype, np.squeeze(x.arr, tuple(axes)) if axes else x.arr)
+
+    def op_Unsqueeze(self, args, attrs, env):
+        x = args[0]
+        given = args[1] if len(args) > 1 else None
+        listed = (
+            self.ints(given, lambda: range(-len(x.shape) - 2, len(x.shape) + 2), "Unsqueeze axes")
+            if given is not None
+            else attrs["axes"]
+        )
+        rank = len(x.shape) + len(listed)
+        axes = sorted(a + rank if a < 0 else a for a in listed)
+        out = x.arr
+        for a in axes:
+            out = np.expand_dims(out, a)
+        return Tensor(x.dtype, out)
+
+    def op_Tile(self, args, attrs, env):
+        x = args[0]
+        repeats = self.ints(args[1], lambda: range(0, 5), "Tile repeats")
+        return Tensor(x.dtype, np.tile(x.arr, repeats))
+
+    def op_Expand(self, args, attrs, env):
+        x = args[0]
+        shape = self.ints(args[1], lambda: range(0, 5), "Expand shape")
+        target = np.broadcast_shapes(x.shape, tuple(shape))
+        return Tensor(x.dtype, np.broadcast_to(x.arr, target).copy())
+
+    def op_Reshape(self, args, attrs, env):
+        x = args[0]
+        shape = self.ints(args[1], lambda: range(-1, 5), "Reshape shape")
+        dims = [
+            x.shape[i] if d == 0 and not attrs.get("allowzero", 0) else d
+            for i, d in enumerate(shape)
+        ]
+        return Tensor(x.dtype, x.arr.reshape(dims))
+
+    def op_Transpose(self, args, attrs, env):
+        x = args[0]
+        return Tensor(x.dtype, np.transpose(x.arr, attrs.get("perm")))
+
+    def op_Shape(self, args, attrs, env):
+        shape = np.array(args[0].shape, dtype=np.int64)
+        rank = len(shape)
+        start, end = attrs.get("start", 0), attrs.get("end", rank)
+        return constant(shape[slice(*_clamp_range(start, end, rank))], TP.INT64)
+
+    def op_Size(self, args, attrs, env):
+        return constant(np.array(int(np.prod(args[0].shape, dtype=np.int64))), TP.INT64)
+
+    def op_Gather(self, args, attrs, env):
+        x, indices = args
+        axis = attrs.get("axis", 0)
+        axis = axis + len(x.shape) if axis < 0 else axis
+        n = x.shape[axis]
+        values = [concrete_int(t, indices.dtype) for t in indices.arr.reshape(-1)]
+        if any(v is None for v in values):  # an index computed from the data: select
+            return Tensor(x.dtype, self._gather_symbolic(x, indices, axis))
+        picked = np.array(values, dtype=np.int64).reshape(indices.shape)
+        if picked.size and (picked.min() < -n or picked.max() >= n):
+            raise OutsideFragment("Gather index out of range (an error in ONNX)")
+        return Tensor(x.dtype, np.take(x.arr, picked, axis=axis))
+
+    def _gather_symbolic(self, x, indices, axis):
+        """Gather at indices that are terms: each slice is a select over the positions of
+        the axis; an index outside [-n, n) is undefined."""
+        moved = np.moveaxis(x.arr, axis, 0)
+        n, bits = moved.shape[0], INT_BITS[indices.dtype][0]
+        slices = []
+        for t in indices.arr.reshape(-1):
+            self.defined.append(z3.And(t >= -n, t < n) if n else z3.BoolVal(False))
+            acc = moved[0] if n else None
+            for k in range(1, n):
+                hit = z3.Or(t == z3.BitVecVal(k, bits), t == z3.BitVecVal(k - n, bits))
+                acc = elementwise(lambda a, b, hit=hit: z3.If(hit, a, b), moved[k], acc)
+            slices.append(acc)
+        stacked = np.stack(slices).reshape(indices.shape + moved.shape[1:])
+        k = len(indices.shape)
+        return np.moveaxis(stacked, list(range(k)), list(range(axis, axis + k)))
+
+    def op_Range(self, args, attrs, env):
+        start, limit, delta = (self.ints(a, lambda: range(0, 5), "Range bounds")[0] for a in args)
+        values = np.arange(start, limit, delta, dtype=_numpy(args[0].dtype))
+        return constant(values, args[0].dtype)
+
+    def op_If(self, args, attrs, env):
+        condition = args[0].arr.reshape(-1)[0]
+        then, other = attrs["then_branch"], attrs["else_branch"]
+        value = concrete_int(condition, TP.BOOL)
+        if value is not None:
+            return self.graph(then if value else other, dict(env))
+        yes, no = self.graph(then, dict(env)), self.graph(other, dict(env))
+        if any(a.shape != b.shape for a, b in zip(yes, no)):
+            raise NeedsValue(condition, [0, 1], "If condition deciding a shape")
+        return [
+            Tensor(a.dtype, elementwise(lambda p, q: z3.If(condition, p, q), a.arr, b.arr))
+            for a, b in zip(yes, no)
+        ]
+
+    def op_Loop(self, args, attrs, env):
+        body = attrs["body"]
+        count = args[0] and self.ints(args[0], lambda: range(0, 5), "Loop trip count")[0]
+        keep_going = args[1] if len(args) > 1 else None
+        carried = list(args[2:])
+        if count is None:
+            raise OutsideFragment("Loop without a constant trip count")
+        scans: list[list[np.ndarray]] = []
+        for i in range(count):
+            if keep_going is not None:
+                go = concrete_int(keep_going.arr.reshape(-1)[0], TP.BOOL)
+                if go is None:
+                    raise OutsideFragment("Loop whose condition is computed from the inputs")
+                if not go:
+                    break
+            scope = dict(env)
+            names = [v.name for v in body.input]
+            scope[names[0]] = constant(np.array(i, dtype=np.int64), TP.INT64)
+            if keep_going is not None:
+                scope[names[1]] = keep_going
+            else:
+                scope[names[1]] = constant(np.array(True), TP.BOOL)
+            for name, value in zip(names[2:], carried):
+                scope[name] = value
+            results = self.graph(body, scope)
+            keep_going = results[0]
+            carried = results[1 : 1 + len(carried)]
+            scans.append([r.arr for r in results[1 + len(carried) :]])
+        stacked = []
+        for k, output in enumerate(body.output[1 + len(carried) :]):
+            if not scans:
+                raise OutsideFragment("Loop scan output over zero iterations")
+            stacked.append(Tensor(TP.FLOAT, np.stack([s[k] for s in scans])))
+            stacked[-1].dtype = output.type.tensor_type.elem_type
+        return [*carried, *stacked]
+
+
+def _identity(dtype: int, direction: int):
+    if dtype == TP.BOOL:
+        return direction < 0
+    if dtype in FLOAT_SORTS:
+        return -direction * np.inf
+    info = np.iinfo(_numpy(dtype))
+    return info.min if direction > 0 else info.max
+
+
+def _numpy(dtype: int) -> np.dtype:
+    return onnx.helper.tensor_dtype_to_np_dtype(dtype)
+
+
+def _slice(start: int, end: int, step: int, n: int) -> slice:
+    """ONNX Slice's clamping of one axis, as a Python slice."""
+    if step == 0:
+        raise OutsideFragment("Slice with step 0")
+    start = start + n if start < 0 else start
+    end = end + n if end < 0 else end
+    if step > 0:
+        start, end = min(max(start, 0), n), min(max(end, 0), n)
+    else:
+        start, end = min(max(start, -1), n - 1), min(max(end, -1), n - 1)
+        if end < 0:
+            return slice(start, None, step) if start >= 0 else slice(0, 0)
+    return slice(start, end, step)
+
+
+def _clamp_range(start: int, end: int, rank: int) -> tuple[int, int]:
+    start = min(max(start + rank if start < 0 else start, 0), rank)
+    end = min(max(end + rank if end < 0 else end, 0), rank)
+    return start, end
+
+
+__all__ = [
+    "FLOAT_SORTS",
+    "INT_BITS",
+    "SUPPORTED",
+    "Interpreter",
+    "NeedsValue",
+    "OutsideFragment",
+    "Run",
+    "Tensor",
+    "constant",
+    "constant_term",
+]
