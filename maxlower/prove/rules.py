@@ -174,6 +174,14 @@ def templates(op: str, dtype: int, n: int, opset: int) -> Iterator[Instance]:
                     attrs["axes"] = [a - 2 for a in axes] if version >= 11 else axes
                 label = f"axes={axes},keepdims={keepdims}"
                 yield Instance(label, _model(op, opset, inputs, attrs, constants), opset)
+        if n == 1:  # an axis whose length is known only at run time: the prover takes
+            # each length from 0 to its max-dim (the halving Loop's case)
+            attrs = {"keepdims": 1}
+            constants = {"axes": np.array([1], np.int64)} if version >= 18 else {}
+            if version < 18:
+                attrs["axes"] = [1]
+            inputs = [("x", dtype, [2, "length"])]
+            yield Instance("run-time length", _model(op, opset, inputs, attrs, constants), opset)
         if version >= 18 and small:
             inputs = [("x", dtype, [2, n]), ("axes", TP.INT64, [1])]
             yield Instance("run-time axes", _model(op, opset, inputs, {"keepdims": 1}), opset)

@@ -715,7 +715,12 @@ class Interpreter:
         picked = np.array(values, dtype=np.int64).reshape(indices.shape)
         if picked.size and (picked.min() < -n or picked.max() >= n):
             raise OutsideFragment("Gather index out of range (an error in ONNX)")
-        return Tensor(x.dtype, np.take(x.arr, picked, axis=axis))
+        taken = np.take(x.arr, picked, axis=axis)
+        if not isinstance(taken, np.ndarray):  # a scalar index of a rank-1 tensor: the term
+            cell = np.empty((), dtype=object)
+            cell[()] = taken
+            taken = cell
+        return Tensor(x.dtype, taken)
 
     def _gather_symbolic(self, x, indices, axis):
         """Gather at indices that are terms: each slice is a select over the positions of
