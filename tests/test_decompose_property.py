@@ -232,12 +232,17 @@ def test_every_op_has_decompositions(op):
 def test_the_min_twins_have_the_max_names_mirrored(family):
     """One set of rewrites serves both families: the same decompositions under mirrored
     names (reduce_max_slice_tree / reduce_min_slice_tree), each applying to its own op."""
-    names = {
-        d.name.replace(f"{family.name}", "{f}") for op in family.ops for d in DECOMPOSITIONS[op]
-    }
     other = next(f for f in FAMILIES if f is not family)
+
+    def generic(name: str, own: str, mirror: str) -> str:
+        # the negated forms name the other family too: max_negated_min / min_negated_max
+        return name.replace(own, "{f}").replace(f"negated_{mirror}", "negated_{m}")
+
+    names = {
+        generic(d.name, family.name, other.name) for op in family.ops for d in DECOMPOSITIONS[op]
+    }
     mirrored = {
-        d.name.replace(f"{other.name}", "{f}") for op in other.ops for d in DECOMPOSITIONS[op]
+        generic(d.name, other.name, family.name) for op in other.ops for d in DECOMPOSITIONS[op]
     }
     assert names == mirrored
     for op in family.ops:

@@ -86,10 +86,12 @@ def test_no_exact_form_is_exit_code_3(tmp_path):
 g (float[3] a, float[3] b) => (float[3] out) { out = Max(a, b) }""")
     path = tmp_path / "max8.onnx"
     onnx.save(model, path)
-    # Opset 8 has no Where, and without Min (Neg(Min(Neg a, Neg b)) would do) nothing is left.
+    # Opset 8 has no Where, and without either family (Neg(Min(Neg a, Neg b)) would do with
+    # Min, a stacked ReduceMin too) nothing is left.
     profile = tmp_path / "no-extrema.toml"
-    rules = "".join(f"[ops.{op}]\nabsent = true\n" for op in ("Max", "ReduceMax", "ArgMax", "Min"))
-    profile.write_text(f'description = "primitives without Min"\n{rules}')
+    ops = ("Max", "ReduceMax", "ArgMax", "Min", "ReduceMin", "ArgMin")
+    rules = "".join(f"[ops.{op}]\nabsent = true\n" for op in ops)
+    profile.write_text(f'description = "neither family"\n{rules}')
     result = invoke("lower", path, "-p", profile)
     assert result.exit_code == 3
     assert "profile 'no-extrema' does not accept it (Max is absent)" in result.output

@@ -14,11 +14,12 @@ from __future__ import annotations
 import onnx_ir as ir
 
 from passes.builder import Builder
-from passes.decompose.common import Decomposition, current_version
+from passes.decompose.common import Decomposition, current_version, snake_case
+from passes.extremum import FAMILIES
 from passes.graph_utils import replace_node
 
-# op -> the prefix of its decompositions' names
-FAMILY_OPS = {"Max": "max", "ReduceMax": "reduce_max", "ArgMax": "arg_max"}
+# op -> the prefix of its decompositions' names, for both families
+FAMILY_OPS = {op: snake_case(op) for family in FAMILIES for op in family.ops}
 
 
 def output_through_identity(node: ir.Node, b: Builder) -> str | None:
