@@ -129,19 +129,18 @@ Examples:
         with errors_to_exit_codes(debug):
             from maxlower.prove import require_solver
 
-            if rules:
-                if reference is not None or candidate is not None or dims:
-                    raise InvalidModelError(
-                        "--rules proves the shipped rules and takes no models or --dim; "
-                        "drop them, or drop --rules"
-                    )
-                require_solver()
-                sys.exit(_rules(max_dim, timeout, signed_zeros, json_path))
-            if reference is None or candidate is None:
+            if rules and (reference is not None or candidate is not None or dims):
+                raise InvalidModelError(
+                    "--rules proves the shipped rules and takes no models or --dim; "
+                    "drop them, or drop --rules"
+                )
+            if not rules and (reference is None or candidate is None):
                 raise InvalidModelError(
                     "prove needs REFERENCE and CANDIDATE (or --rules); see 'maxlower prove --help'"
                 )
             require_solver()
+            if rules:
+                sys.exit(_rules(max_dim, timeout, signed_zeros, json_path))
             sys.exit(
                 _models(
                     reference,

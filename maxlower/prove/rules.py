@@ -33,6 +33,7 @@ from onnx import TensorProto as TP
 
 from maxlower.prove.core import COUNTEREXAMPLE, INCONCLUSIVE, PROVED, Policy, prove
 from maxlower.prove.semilattice import semilattice_equal
+from passes.decompose.common import schema_accepts
 
 DTYPES = [
     TP.FLOAT16,
@@ -124,16 +125,8 @@ def _interpreted(model: onnx.ModelProto) -> list:
 
 
 def _accepts(op: str, opset: int, dtype: int, index: int = 0) -> bool:
-    try:
-        schema = onnx.defs.get_schema(op, opset, "")
-    except onnx.defs.SchemaError:
-        return False
-    formal = schema.inputs[min(index, len(schema.inputs) - 1)]
-    allowed = {c.type_param_str: c.allowed_type_strs for c in schema.type_constraints}
-    names = allowed.get(formal.type_str, [formal.type_str])
-    name = onnx.helper.tensor_dtype_to_string(dtype).removeprefix("TensorProto.").lower()
-    name = {"float": "float", "double": "double"}.get(name, name)
-    return f"tensor({name})" in names
+    """`passes.decompose.common.schema_accepts` for a TensorProto type number."""
+    return schema_accepts(op, opset, ir.DataType(dtype), index)
 
 
 def templates(op: str, dtype: int, n: int, opset: int) -> Iterator[Instance]:
