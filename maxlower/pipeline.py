@@ -317,7 +317,11 @@ def _inference_conflicts_refused(
     Only for ops that `conversions` took as they are (relabelled) or handed to
     onnx.version_converter: a shape that conflicts on a node our own adapters wrote is a
     bug of ours, and stays an internal error (exit 4)."""
-    taken_as_is = {c.op_type for c in conversions if c.how in (RELABELLED, DELEGATED)}
+    taken_as_is = {
+        c.op_type
+        for c in conversions
+        if c.how in (RELABELLED, DELEGATED) and c.op_type not in FAMILY  # (ours, as rewrites)
+    }
     try:
         yield
     except onnx.shape_inference.InferenceError as error:

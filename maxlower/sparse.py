@@ -54,7 +54,7 @@ from passes.builder import FAMILY, schema_version
 from passes.graph_utils import node_label, subgraphs
 from passes.names import proto_names
 from passes.version.convert import Rewrite
-from passes.version.other_ops import OtherOpConversion
+from passes.version.other_ops import RELABELLED, OtherOpConversion
 from passes.version.registry import ADAPTERS, kept_as_is, version_path
 from passes.version.to_opset import DEFAULT_DOMAINS, ConvertToOpsetPass
 
@@ -83,9 +83,37 @@ def convert_sparse(
     if source is None or not _eligible(proto):
         return None
     nodes = list(graph.node)
-    changing = _changing_nodes(graph, nodes, source, opset)
+    changing, kept = _changing_nodes(graph, nodes, source, opset)
+    # The family nodes kept as they are: listed as relabelled, as ConvertFamilyPass lists
+    # them on the full path (before splicing, which overwrites NodeProtos of `nodes`).
+    relabelled = {
+        i: OtherOpConversion(
+            "main graph",
+            node_label(nodes[i]),
+            nodes[i].op_type,
+            schema_version(nodes[i].op_type, source),
+            schema_version(nodes[i].op_type, opset),
+            RELABELLED,
+        )
+        for i in sorted(kept)
+    }
+    result = _convert_changing(proto, nodes, changing, opset, base_dir, expand_functions)
+    if result is not None and relabelled:
+        result.conversions = _in_node_order(result.conversions, relabelled, nodes)
+    return result
+
+
+def _convert_changing(
+    proto: onnx.ModelProto,
+    nodes: list[onnx.NodeProto],
+    changing: set[int],
+    opset: int,
+    base_dir: str,
+    expand_functions: bool,
+) -> SparseConversion | None:
     # Nodes that convert alike: the first of each group goes through onnx_ir, the others
     # copy its result (maxlower.replay), unless some group's result cannot be copied.
+    graph = proto.graph
     alike = signature_groups(graph, nodes, sorted(changing)) if len(changing) > 1 else {}
     if alike:
         followers = {i for others in alike.values() for i in others}
@@ -99,6 +127,21 @@ def convert_sparse(
             return small.splice(proto, nodes, copies)
     small = _SmallConversion.run(proto, nodes, changing, opset, base_dir, expand_functions)
     return None if small is None else small.splice(proto, nodes, {})
+
+
+def _in_node_order(
+    conversions: list[OtherOpConversion],
+    relabelled: dict[int, OtherOpConversion],
+    nodes: list[onnx.NodeProto],
+) -> list[OtherOpConversion]:
+    """`conversions` (in graph order) and `relabelled` ({node index: entry}) merged, in
+    graph order."""
+    position: dict[str, int] = {}
+    for i, node in enumerate(nodes):
+        position.setdefault(node_label(node), i)
+    placed = [(position.get(c.node, len(nodes)), c) for c in conversions]
+    placed += relabelled.items()
+    return [c for _, c in sorted(placed, key=lambda pair: pair[0])]
 
 
 @dataclasses.dataclass
@@ -255,10 +298,11 @@ def _eligible(proto: onnx.ModelProto) -> bool:
 
 def _changing_nodes(
     graph: onnx.GraphProto, nodes: list[onnx.NodeProto], source: int, target: int
-) -> set[int]:
+) -> tuple[set[int], set[int]]:
     """Default-domain nodes whose schema version differs between the opsets, but for family
     nodes that conversion keeps as they are (a step that only added types, such as
-    ReduceMax 20 → 18 on float data): those stay protobuf, untouched."""
+    ReduceMax 20 → 18 on float data): those stay protobuf, untouched, and are the second
+    set."""
     differs: dict[str, bool] = {}
     type_only: dict[str, bool] = {}
     changing, judged_by_types = set(), []
@@ -289,7 +333,7 @@ def _changing_nodes(
                 kept[key] = _kept_as_is(node.op_type, source, target, key[1])
             if not kept[key]:
                 changing.add(i)
-    return changing
+    return changing, set(judged_by_types) - changing
 
 
 def _elem_types(graph: onnx.GraphProto, names: set[str]) -> dict[str, int]:

@@ -102,9 +102,13 @@ def test_converted_model_gives_the_same_outputs(example: pathlib.Path, tmp_path:
 
 
 def test_convert_says_when_nothing_needed_rewriting(example: pathlib.Path):
-    result = invoke("convert", example, "--opset", "20")
+    result = invoke("convert", example, "--opset", "18", "-o", example.with_name("same.onnx"))
     assert result.exit_code == 0, result.output
     assert "no node needed rewriting" in result.stdout
+    # 18 → 20 changes no node, but both ReduceMax nodes change version: relabelled, listed
+    result = invoke("convert", example, "--opset", "20")
+    assert result.exit_code == 0, result.output
+    assert "  relabelled: 2 nodes\n    main graph: ReduceMax 18→20 ×2:" in result.stdout
     assert default_opset(onnx.load(example.with_name("reduce_max_opset18.opset20.onnx"))) == 20
 
 
@@ -377,7 +381,8 @@ def test_convert_reports_every_kind_with_counts_quiet_and_json(example: pathlib.
     result = invoke("convert", tmp_path / "m13.onnx", "--opset", "11", "--dry-run")
     assert result.exit_code == 0, result.output
     assert "  rewritten: 1 node\n" in result.stdout
-    assert "  relabelled: 40 nodes\n" in result.stdout
+    # 45: 40 other ops, and 5 family nodes whose steps to 11 change nothing
+    assert "  relabelled: 45 nodes\n" in result.stdout
     assert "  adapted: 6 nodes\n" in result.stdout
     assert "Equal 13→11 ×10" in result.stdout
 
@@ -387,7 +392,7 @@ def test_convert_reports_every_kind_with_counts_quiet_and_json(example: pathlib.
     )
     assert quiet.exit_code == 0 and quiet.output == ""
     document = json.loads(json_path.read_text())
-    assert document["counts"] == {"rewritten": 1, "relabelled": 40, "adapted": 6}
-    assert len(document["changes"]["relabelled"]) == 40
+    assert document["counts"] == {"rewritten": 1, "relabelled": 45, "adapted": 6}
+    assert len(document["changes"]["relabelled"]) == 45
     assert document["verification"] is None
     assert (tmp_path / "m13.opset11.onnx").exists()

@@ -71,11 +71,12 @@ def check_case(case: FuzzCase) -> str:
     original.CopyFrom(case.model)  # compared as messages: equal ones may serialise differently
     library = _assert_doors_agree(case)
     try:
-        converted, _ = maxlower.convert_with_report(case.model, case.target)
+        converted, report = maxlower.convert_with_report(case.model, case.target)
     except ConversionError as error:
         _assert_well_formed(error)
         return f"convert refused: {error.op_type}"
     _assert_unmodified(case.model, original, "convert")
+    _assert_every_version_change_listed(case.model, case.target, report)
     assert library.code == 0 and library.model == converted, "convert is not deterministic"
     onnx.checker.check_model(converted, full_check=True)
     names = [v.name for v in converted.graph.value_info]
@@ -97,6 +98,29 @@ def check_case(case: FuzzCase) -> str:
     onnx.checker.check_model(lowered, full_check=True)
     _assert_only_accepted_nodes(lowered, case.profile)
     return f"converted, {verified}; lowered for {case.profile}, {_assert_equivalent(case, lowered)}"
+
+
+def _assert_every_version_change_listed(model, target: int, report) -> None:
+    """Every main-graph node whose schema version differs at the target is in the report,
+    under some kind (a family node with only type-only steps too: it is relabelled)."""
+    defaults = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
+    if not defaults:
+        return
+    source = defaults[-1]  # (onnx's checker reads the last: tests.strategies, aliases)
+    listed = {entry.node for entry in [*report.rewrites, *report.conversions]}
+    for node in model.graph.node:
+        if node.domain not in ("", "ai.onnx"):
+            continue
+        if _since(node.op_type, source) != _since(node.op_type, target):
+            label = node.name or f"<unnamed {node.op_type}>"
+            assert label in listed, f"{label} ({node.op_type}) changed version, not listed"
+
+
+def _since(op_type: str, opset: int) -> int | None:
+    try:
+        return onnx.defs.get_schema(op_type, opset, "").since_version
+    except onnx.defs.SchemaError:  # (not an op there)
+        return None
 
 
 def _assert_doors_agree(case: FuzzCase) -> Outcome:

@@ -49,6 +49,10 @@ class FamilyResult(ir.passes.PassResult):
     that changed a node, in the order they were made."""
 
     rewrites: list[Rewrite] = dataclasses.field(default_factory=list)
+    # The model's family nodes whose schema version changed with no step changing them
+    # (type-only steps: ReduceMax-18 without axes to 11, say): one entry each, `what` empty,
+    # so that summaries list them as relabelled, as they list the other ops.
+    relabelled: list[Rewrite] = dataclasses.field(default_factory=list)
 
 
 class ConvertFamilyPass(ir.passes.InPlacePass):
@@ -68,33 +72,33 @@ class ConvertFamilyPass(ir.passes.InPlacePass):
         def __call__(self, model: ir.Model | ir.passes.PassResult, /) -> FamilyResult: ...
 
     def call(self, model: ir.Model) -> FamilyResult:
-        rewrites: list[Rewrite] = []
-        modified = False
+        result = FamilyResult(model, False)
         namer = self.namer if self.namer is not None else Namer.of_model(model)
         for where, container, opsets in containers(model):
             source = opsets.get("")
             if source is None:
                 continue
-            modified |= self._convert_container(where, container, source, rewrites, namer)
+            result.modified |= self._convert_container(where, container, source, result, namer)
             if source != self.target_opset:
                 opsets[""] = self.target_opset
-                modified = True
-        return FamilyResult(model, modified, rewrites)
+                result.modified = True
+        return result
 
     def _convert_container(
-        self, where: str, container, source_opset: int, rewrites: list[Rewrite], namer: Namer
+        self, where: str, container, source_opset: int, result: FamilyResult, namer: Namer
     ) -> bool:
         worklist, places = _family_nodes_and_places(
             where, container, source_opset, self.target_opset
         )
+        originals = {id(node) for node, _ in worklist}  # (not the nodes adapters make)
         constants: dict = {}
         modified = False
         while worklist:
             node, version = worklist.popleft()
             place = places.get(id(node.graph), where)
-            steps = version_path(
-                node.op_type, version, schema_version(node.op_type, self.target_opset)
-            )
+            target_version = schema_version(node.op_type, self.target_opset)
+            steps = version_path(node.op_type, version, target_version)
+            relabel = Rewrite(place, node_label(node), node.op_type, version, target_version, "")
             adapters = [ADAPTERS[(node.op_type, *step)] for step in steps]
             type_only = all(getattr(a, "type_only", False) for a in adapters)
             if not type_only:  # (type-only steps keep the node as it is, "" inputs too)
@@ -105,7 +109,10 @@ class ConvertFamilyPass(ir.passes.InPlacePass):
                 # value the calls give, else no one form fits every call.
                 if not unchanged_for_every_call(node, adapters, self.target_opset):
                     raise refusal
+                if id(node) in originals:
+                    result.relabelled.append(relabel)
                 continue
+            changed = False
             for from_version, to_version in steps:
                 builder = Builder(
                     self.target_opset,
@@ -118,14 +125,16 @@ class ConvertFamilyPass(ir.passes.InPlacePass):
                 )
                 what = ADAPTERS[node.op_type, from_version, to_version](node, builder)
                 if what:
-                    modified = True
-                    rewrites.append(
+                    modified = changed = True
+                    result.rewrites.append(
                         Rewrite(
                             place, node_label(node), node.op_type, from_version, to_version, what
                         )
                     )
                 if node.graph is None:  # replaced: its new family nodes are on the worklist
                     break
+            if not changed and id(node) in originals:
+                result.relabelled.append(relabel)
         return modified
 
 

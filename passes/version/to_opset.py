@@ -39,7 +39,12 @@ from passes.function_types import InferFunctionTypesPass
 from passes.graph_utils import containers
 from passes.names import Namer
 from passes.version.convert import ConvertFamilyPass, Rewrite
-from passes.version.other_ops import ConvertOtherOpsPass, OtherOpConversion, source_opsets_of
+from passes.version.other_ops import (
+    RELABELLED,
+    ConvertOtherOpsPass,
+    OtherOpConversion,
+    source_opsets_of,
+)
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
 
@@ -107,7 +112,11 @@ class ConvertToOpsetPass(ir.passes.InPlacePass):
         ir_version = max(model.ir_version, min_ir_version(self.target_opset), 4)
         modified |= family.modified or others.modified or ir_version != model.ir_version
         model.ir_version = ir_version
-        return ConversionResult(model, modified, family.rewrites, others.conversions)
+        relabelled = [
+            OtherOpConversion(r.where, r.node, r.op_type, r.from_version, r.to_version, RELABELLED)
+            for r in family.relabelled
+        ]
+        return ConversionResult(model, modified, family.rewrites, relabelled + others.conversions)
 
 
 def _imports_default(opsets: dict[str, int]) -> bool:
