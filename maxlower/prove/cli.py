@@ -11,6 +11,7 @@ size outside the fragment, or the solver timed out: the message names it).
 
 from __future__ import annotations
 
+import functools
 import json
 import pathlib
 import sys
@@ -49,6 +50,62 @@ def _parse_dims(ctx, param, values) -> dict[str, int]:
         except InvalidModelError as error:
             raise click.BadParameter(str(error)) from None
     return dims
+
+
+PROVE_FLAGS = {"prove_max_dim": "--prove-max-dim", "prove_timeout": "--prove-timeout"}
+
+
+def proof_options(function):
+    """--prove, --prove-max-dim N and --prove-timeout S on `convert` and `lower`, passed on
+    as one `proving` argument: a maxlower.prove.sites.ProofOptions, or None without
+    --prove. Apply it below `verification_options` (which lets --force serve --prove)."""
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        enabled = kwargs.pop("prove_flag")
+        given = {name: kwargs.pop(name) for name in PROVE_FLAGS}
+        used = [PROVE_FLAGS[n] for n, v in given.items() if v is not None]
+        if not enabled and used:
+            raise click.UsageError(f"{', '.join(used)} only apply with --prove")
+        kwargs["proving"] = None
+        if enabled:  # (the values are checked already: Number)
+            from maxlower.prove import ProofOptions
+
+            defaults = ProofOptions()
+            kwargs["proving"] = ProofOptions(
+                defaults.max_dim if given["prove_max_dim"] is None else given["prove_max_dim"],
+                defaults.timeout if given["prove_timeout"] is None else given["prove_timeout"],
+            )
+        return function(*args, **kwargs)
+
+    options = [
+        click.option(
+            "--prove",
+            "prove_flag",
+            is_flag=True,
+            help="Prove every rewrite site of this run equal to the node it replaced, for "
+            "all inputs, with the SMT prover (`maxlower prove`; needs maxlower[prove]); "
+            "write only if every site is proved: a counterexample exits 1 (its inputs "
+            "written as OUT.counterexample.npz), an inconclusive site exits 5.",
+        ),
+        click.option(
+            "--prove-max-dim",
+            type=Number("--prove-max-dim"),
+            default=None,
+            metavar="N",
+            help="With --prove: symbolic dims take each size 0..N (default 4).",
+        ),
+        click.option(
+            "--prove-timeout",
+            type=Number("--prove-timeout"),
+            default=None,
+            metavar="S",
+            help="With --prove: seconds for the solver on one site (default 20).",
+        ),
+    ]
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper
 
 
 def prove_command(cli: click.Group, errors_to_exit_codes, debug_option) -> None:

@@ -1,6 +1,6 @@
 """`--report FILE.html`: one self-contained HTML page of what a command did, for people.
 
-    job_report(label, before, outcome, job, seconds, verification)   the page, as text
+    job_report(label, before, outcome, job, seconds, verification, proof)   the page
     verify_report(label, reference, candidate, seconds, verification)
 
 `before` is the model as `pipeline.prepare` gave it (a copy: `pipeline.run` changes it);
@@ -77,13 +77,15 @@ def job_report(
     job: Job,
     seconds: float,
     verification=None,
+    proof=None,
 ) -> str:
-    """The page for `convert` or `lower`: `before` went through `job` into `outcome`."""
+    """The page for `convert` or `lower`: `before` went through `job` into `outcome`;
+    `proof`: the --prove verdict (maxlower.prove.sites.SitesReport), shown per site."""
     report = outcome.report
     facts = Facts(
         label, job_text(job), report.source_opset, report.target_opset, report.profile, seconds
     )
-    return render(facts, stages(before, outcome, job), verification)
+    return render(facts, stages(before, outcome, job), verification, proof)
 
 
 def verify_report(

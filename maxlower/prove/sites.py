@@ -1,0 +1,425 @@
+"""Proofs per rewrite site: each node a run rewrote, proved equal to what replaced it.
+
+    report = prove_stages(stages, ProofOptions(max_dim=4, timeout=20.0))
+    report.status, report.sites[k].line(), report.counterexample
+
+A site (maxlower.report.sites: the node before, the nodes after that compute its outputs
+from values that existed before) becomes two small models: the reference is the node at
+the source opset, the candidate the replacement at the target opset. Each reads the same
+free inputs (the values the site shares with the rest of its graph, captured outer values
+of a subgraph or function included, each typed as the model types it); initializers and
+Constant nodes the site reads stay constants. Then:
+
+- `semilattice`: both sides made only of the family's op and element moves (max-only) are
+  compared as sets of input elements, exact at any size (maxlower.prove.semilattice);
+- `full`: otherwise, when the site's free inputs hold at most FULL_ELEMENTS elements (a
+  symbolic dim counted at --max-dim), the SMT proof of maxlower.prove.core;
+- else the site is inconclusive, and the reason names the node, op and size.
+
+The sites of every stage proved, each stage computes what its input computed, so the run
+does: the report's method is "sites". A relabelled node keeps its node, so it is no site.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Iterable
+
+import numpy as np
+import onnx
+
+from maxlower.prove import CounterexampleFound, ProofFailed, ProofInconclusive, ProofOptions
+from maxlower.prove.core import (
+    COUNTEREXAMPLE,
+    INCONCLUSIVE,
+    PROVED,
+    Counterexample,
+    Policy,
+    ProofReport,
+    prove,
+)
+from maxlower.prove.semilattice import semilattice_equal
+from maxlower.report.sites import Record, Scope, Site, node_label, scopes, sites
+
+# What the full SMT proof takes on, measured on this machine (tests/test_prove_sites.py
+# and the README's "Proof" section give the figures): a float32 ReduceMax's select tree
+# over a row of 6 elements proves in 3.4 s, of 8 in 65 s; ArgMax over 6 in 9.6 s; an
+# elementwise Max over 64 elements in 0.5 s. The cost is the elements each output element
+# reads (the fan-in: input elements per output element of the node), and, more mildly,
+# the total. Past these the site is inconclusive unless the semilattice method applies.
+FULL_FAN_IN = 6
+FULL_ELEMENTS = 64
+REMEDY = (
+    "check this site by testing (--verify), or by `maxlower prove --rules`, which proves "
+    "the rule itself at n <= --max-dim"
+)
+
+
+@dataclasses.dataclass
+class SiteProof:
+    """The verdict on one site."""
+
+    stage: str
+    where: str
+    node: str
+    op_type: str
+    kind: str  # rewritten, adapted, delegated, expanded, lowered (several: joined by ", ")
+    method: str  # semilattice, full, or "-" (not attempted)
+    status: str
+    seconds: float
+    elements: int
+    reason: str | None = None
+    proof: ProofReport | None = None
+
+    @property
+    def counterexample(self) -> Counterexample | None:
+        return self.proof.counterexample if self.proof is not None else None
+
+    def label(self) -> str:
+        return f"node {self.node!r} ({self.op_type}) in {self.where}"
+
+    def line(self) -> str:
+        text = f"{self.status.upper()}: {self.label()}, {self.kind} ({self.stage})"
+        text += f", method {self.method}, {self.elements} input elements, {self.seconds:.2f} s"
+        return text + (f": {self.reason}" if self.reason else "")
+
+    def to_dict(self) -> dict:
+        out = {
+            k: getattr(self, k)
+            for k in ("stage", "where", "node", "op_type", "kind", "method", "status", "elements")
+        }
+        out["seconds"] = round(self.seconds, 4)
+        out["reason"] = self.reason
+        if self.proof is not None:
+            out["proof"] = self.proof.to_dict()
+        return out
+
+
+@dataclasses.dataclass
+class SitesReport:
+    """Every site's verdict; the run is proved when every site is ("sites" composes)."""
+
+    sites: list[SiteProof]
+    policy: Policy
+    seconds: float = 0.0
+    method: str = "sites"
+    assumptions: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        statuses = {s.status for s in self.sites}
+        for status in (COUNTEREXAMPLE, INCONCLUSIVE):
+            if status in statuses:
+                return status
+        return PROVED
+
+    @property
+    def ok(self) -> bool:
+        return self.status == PROVED
+
+    @property
+    def first_failure(self) -> SiteProof | None:
+        """The site that decides the status (the first counterexample, else the first
+        inconclusive site)."""
+        for status in (COUNTEREXAMPLE, INCONCLUSIVE):
+            found = next((s for s in self.sites if s.status == status), None)
+            if found is not None:
+                return found
+        return None
+
+    @property
+    def counterexample(self) -> Counterexample | None:
+        failure = self.first_failure
+        return failure.counterexample if failure is not None else None
+
+    def headline(self) -> str:
+        """One line: the verdict, and the site that decides it."""
+        count = len(self.sites)
+        proved = sum(s.status == PROVED for s in self.sites)
+        if self.ok:
+            return (
+                f"PROVED: {count} rewrite site{'s' if count != 1 else ''} proved, composing "
+                f"into a proof of the whole run ({self.policy.text()})"
+            )
+        failure = self.first_failure
+        assert failure is not None
+        if failure.status == COUNTEREXAMPLE:
+            return f"COUNTEREXAMPLE at {failure.label()}: {failure.reason}"
+        return f"INCONCLUSIVE at {failure.label()} ({proved} of {count} sites proved): " + (
+            f"{failure.reason}"
+        )
+
+    def lines(self, *, every: bool = False) -> list[str]:
+        """The headline, then one line per site (`every`), or per site not proved."""
+        lines = [self.headline()]
+        shown = [s for s in self.sites if every or s.status != PROVED]
+        lines += ["  " + s.line() for s in shown]
+        hidden = len(self.sites) - len(shown)
+        if hidden:
+            methods = sorted({s.method for s in self.sites if s.status == PROVED})
+            lines.append(f"  {hidden} other site(s) proved (methods: {', '.join(methods)})")
+        for assumption in self.assumptions:
+            lines.append(f"  assumes: {assumption}")
+        cex = self.counterexample
+        if cex is not None:
+            lines.extend("  " + line for line in cex.lines())
+        return lines
+
+    def summary(self) -> str:
+        return "\n".join(self.lines(every=True))
+
+    def to_dict(self) -> dict:
+        return {
+            "status": self.status,
+            "method": self.method,
+            "policy": self.policy.text(),
+            "seconds": round(self.seconds, 4),
+            "assumptions": self.assumptions,
+            "sites": [s.to_dict() for s in self.sites],
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2) + "\n"
+
+    def error(self) -> ProofFailed | None:
+        """The one-line error for a run that was not proved (CounterexampleFound, exit 1;
+        ProofInconclusive, exit 5), None when it was; the library raises it, the command
+        line prints it and exits with its code."""
+        if self.ok:
+            return None
+        kind = CounterexampleFound if self.status == COUNTEREXAMPLE else ProofInconclusive
+        return kind(f"proof: {self.headline()}", self)
+
+
+@dataclasses.dataclass
+class StageModels:
+    """One stage of a run: the model before and after, and the pipeline's records."""
+
+    name: str
+    before: onnx.ModelProto
+    after: onnx.ModelProto
+    records: list[Record]
+
+
+def prove_stages(stages: Iterable, options: ProofOptions) -> SitesReport:
+    """Prove every rewrite site of every stage (objects with name, before, after, records:
+    maxlower.report.stages gives them for a run)."""
+    start = time.perf_counter()
+    policy = Policy(signed_zeros=options.signed_zeros)
+    proofs: list[SiteProof] = []
+    for stage in stages:
+        found, _ = sites(stage.before, stage.after, stage.records)
+        before, after = scopes(stage.before), scopes(stage.after)
+        for site in found:
+            proofs.append(
+                prove_site(stage.name, site, stage.before, stage.after, before, after, options)
+            )
+    assumptions = sorted({a for p in proofs if p.proof for a in p.proof.assumptions})
+    return SitesReport(proofs, policy, time.perf_counter() - start, "sites", assumptions)
+
+
+def prove_run(before: onnx.ModelProto, outcome, job, options: ProofOptions) -> SitesReport:
+    """Prove the sites of one pipeline run: `before` (the model `pipeline.prepare` gave,
+    copied before `run` changed it) went through `job` into `outcome`. The command line's
+    `--prove` and the library's `prove=` both call this."""
+    from maxlower.report import stages
+
+    return prove_stages(stages(before, outcome, job), options)
+
+
+def prove_site(
+    stage: str,
+    site: Site,
+    before_model: onnx.ModelProto,
+    after_model: onnx.ModelProto,
+    before: dict[str, Scope],
+    after: dict[str, Scope],
+    options: ProofOptions,
+) -> SiteProof:
+    """One site's verdict (see the module docstring for the methods)."""
+    start = time.perf_counter()
+    kind = ", ".join(dict.fromkeys(site.kinds))
+
+    def verdict(status, method, elements=0, reason=None, proof=None):
+        seconds = time.perf_counter() - start
+        return SiteProof(
+            stage, site.where, site.node, site.op_type, kind, method, status, seconds,
+            elements, reason, proof,
+        )  # fmt: skip
+
+    try:
+        reference, candidate = site_models(
+            site, before_model, after_model, before[site.where], after[site.where]
+        )
+    except SiteOutside as error:
+        return verdict(INCONCLUSIVE, "-", reason=f"{error}; {REMEDY}")
+    elements = _elements(reference.graph.input, options.max_dim)
+    fan_in = _fan_in(reference, elements, options.max_dim)
+    same = semilattice_equal(reference, candidate)
+    if same:
+        return verdict(PROVED, "semilattice", elements)
+    if elements > FULL_ELEMENTS or fan_in > FULL_FAN_IN:
+        if same is False:  # the sets differ: a counterexample exists; too big to find here
+            reason = (
+                "the semilattice method shows that an output is the max of another set "
+                f"of input elements, but {elements} input elements are too many to build "
+                "the inputs that show it"
+            )
+            return verdict(COUNTEREXAMPLE, "semilattice", elements, f"{reason}; {REMEDY}")
+        reason = (
+            f"its inputs hold {elements} elements, each output element reading about "
+            f"{fan_in}, past what the full solver proves in seconds ({FULL_ELEMENTS} "
+            f"elements, {FULL_FAN_IN} per output element), and the semilattice method "
+            f"does not apply (the {'replacement' if _max_only(reference) else 'node'} is "
+            f"not max-only); {REMEDY}"
+        )
+        return verdict(INCONCLUSIVE, "-", elements, reason)
+    proof = prove(
+        reference, candidate, max_dim=options.max_dim, timeout=options.timeout,
+        policy=Policy(signed_zeros=options.signed_zeros),
+    )  # fmt: skip
+    reason = None
+    if proof.status == INCONCLUSIVE:
+        reason = f"{proof.reason}; {REMEDY}"
+    elif proof.status == COUNTEREXAMPLE and proof.counterexample is not None:
+        reason = proof.counterexample.lines()[0]
+    return verdict(proof.status, "full", elements, reason, proof)
+
+
+def _max_only(model: onnx.ModelProto) -> bool:
+    return semilattice_equal(model, model) is not None
+
+
+def _elements(values, max_dim: int, known: set[str] | None = None) -> int:
+    """Elements of `values` (ValueInfoProtos), a symbolic dim counted at `max_dim`; with
+    `known`, a dim not named in it (one the node computes) at 1, the worst case."""
+    total = 0
+    for value in values:
+        sizes = [
+            d.dim_value
+            if d.HasField("dim_value")
+            else max_dim
+            if known is None or d.dim_param in known
+            else 1
+            for d in value.type.tensor_type.shape.dim
+        ]
+        total += int(np.prod(sizes, dtype=np.int64))
+    return total
+
+
+def _fan_in(reference: onnx.ModelProto, elements: int, max_dim: int) -> int:
+    """Input elements per output element of the node (a reduction's row length)."""
+    named = {d.dim_param for v in reference.graph.input for d in v.type.tensor_type.shape.dim}
+    outputs = _elements(reference.graph.output, max_dim, named)
+    return -(-elements // max(outputs, 1))
+
+
+# --- a site as two models -------------------------------------------------------------------
+class SiteOutside(Exception):
+    """A site that cannot be rebuilt as a model of its own (a free value of unknown type, a
+    node that reads its function's attributes)."""
+
+
+def site_models(
+    site: Site,
+    before_model: onnx.ModelProto,
+    after_model: onnx.ModelProto,
+    before: Scope,
+    after: Scope,
+) -> tuple[onnx.ModelProto, onnx.ModelProto]:
+    """(reference, candidate): the node before at the source opset and the replacement at
+    the target opset, reading the same free inputs."""
+    ref_nodes, ref_consts, ref_free = _closed(site.before, before)
+    cand_nodes, cand_consts, cand_free = _closed(site.after, after)
+    free = list(dict.fromkeys([*ref_free, *cand_free]))
+    inputs = [_value_info(name, before, after, "input") for name in free]
+    outputs = [_value_info(name, before, after, "output") for name in site.outputs]
+    name = f"site {site.node}"
+    reference = _model(name, ref_nodes, ref_consts, inputs, outputs, before_model, site.where)
+    candidate = _model(name, cand_nodes, cand_consts, inputs, outputs, after_model, site.where)
+    return reference, candidate
+
+
+def _closed(nodes: list[onnx.NodeProto], scope: Scope):
+    """The nodes with the Constant nodes they read prepended, the initializers they read,
+    and the names of the free values they read (graph inputs, other nodes' outputs,
+    captured outer values)."""
+    constants: list[onnx.NodeProto] = []
+    tensors: list[onnx.TensorProto] = []
+    free: list[str] = []
+    for name in _external(nodes):
+        producer = scope.producer.get(name)
+        if name in scope.tensors and name not in scope.inputs:
+            if scope.tensors[name].data_location == onnx.TensorProto.EXTERNAL:
+                raise SiteOutside(f"the site reads {name!r}, stored as external data")
+            tensors.append(scope.tensors[name])
+        elif producer is not None and producer.op_type == "Constant" and not producer.domain:
+            constants.append(producer)
+        else:
+            free.append(name)
+    for node in nodes:
+        if any(a.ref_attr_name for a in node.attribute):
+            raise SiteOutside(
+                f"node {node_label(node)!r} ({node.op_type}) reads an attribute of its "
+                "function, so the site is not a model of its own"
+            )
+    return [*constants, *nodes], tensors, free
+
+
+def _external(nodes: list[onnx.NodeProto]) -> list[str]:
+    """The names `nodes` (and their subgraphs) read but do not make, in order."""
+    made: set[str] = set()
+    read: list[str] = []
+    for node in nodes:
+        for name in [*node.input, *_captured(node)]:
+            if name and name not in made and name not in read:
+                read.append(name)
+        made.update(o for o in node.output if o)
+    return read
+
+
+def _captured(node: onnx.NodeProto) -> list[str]:
+    """The outer values the subgraphs of `node` read."""
+    found: list[str] = []
+    for attr in node.attribute:
+        bodies = [attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)
+        for body in bodies:
+            defined = {v.name for v in body.input} | {t.name for t in body.initializer}
+            for inner in body.node:
+                found += [n for n in [*inner.input, *_captured(inner)] if n and n not in defined]
+                defined.update(inner.output)
+            found += [o.name for o in body.output if o.name not in defined]
+    return found
+
+
+def _value_info(name: str, before: Scope, after: Scope, what: str) -> onnx.ValueInfoProto:
+    type_proto = before.type_protos.get(name) or after.type_protos.get(name)
+    if type_proto is None or not type_proto.HasField("tensor_type"):
+        raise SiteOutside(f"the site's {what} {name!r} has no known tensor type")
+    info = onnx.ValueInfoProto(name=name)
+    info.type.CopyFrom(type_proto)
+    return info
+
+
+def _model(name, nodes, tensors, inputs, outputs, model: onnx.ModelProto, where: str):
+    graph = onnx.helper.make_graph(nodes, name, inputs, outputs, initializer=tensors)
+    imports = {i.domain: i.version for i in model.opset_import}
+    if where.startswith("function "):  # a function's own imports
+        function = next(f for f in model.functions if where == f"function {f.domain}::{f.name}")
+        imports.update({i.domain: i.version for i in function.opset_import})
+    opsets = [onnx.helper.make_opsetid(d, v) for d, v in imports.items()]
+    return onnx.helper.make_model(graph, opset_imports=opsets, ir_version=model.ir_version)
+
+
+__all__ = [
+    "FULL_ELEMENTS",
+    "SiteProof",
+    "SitesReport",
+    "StageModels",
+    "prove_run",
+    "prove_site",
+    "prove_stages",
+    "site_models",
+]
