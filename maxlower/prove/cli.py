@@ -220,8 +220,8 @@ def _models(reference, candidate, dims, max_dim, timeout, signed_zeros, cex_path
         DEFAULT_TIMEOUT,
         PROVED,
         Policy,
-        prove,
     )
+    from maxlower.prove.sites import prove_models
 
     cex_path = cex_path or candidate.with_name(candidate.name + ".counterexample.npz")
     reads = {"the reference model": reference, "the candidate model": candidate}
@@ -230,7 +230,7 @@ def _models(reference, candidate, dims, max_dim, timeout, signed_zeros, cex_path
         if json_path is not None:
             outputs.declare(json_path, "--json")
         models = [load_proto(reference), load_proto(candidate)]
-        report = prove(
+        report = prove_models(
             *models,
             dims=dims,
             max_dim=DEFAULT_MAX_DIM if max_dim is None else max_dim,

@@ -237,17 +237,28 @@ def prove_site(
     before: dict[str, Scope],
     after: dict[str, Scope],
     options: ProofOptions,
+    dims=None,
 ) -> SiteProof:
-    """One site's verdict (see the module docstring for the methods)."""
+    """One site's verdict (see the module docstring for the methods); `dims` fixes
+    symbolic dims by name, as `maxlower prove --dim` does."""
     start = time.perf_counter()
     kind = ", ".join(dict.fromkeys(site.kinds))
 
     def verdict(status, method, elements=0, reason=None, proof=None):
         seconds = time.perf_counter() - start
         return SiteProof(
-            stage, site.where, site.node, site.op_type, kind, method, status, seconds,
-            elements, reason, proof,
-        )  # fmt: skip
+            stage,
+            site.where,
+            site.node,
+            site.op_type,
+            kind,
+            method,
+            status,
+            seconds,
+            elements,
+            reason,
+            proof,
+        )
 
     try:
         reference, candidate = site_models(
@@ -276,10 +287,15 @@ def prove_site(
             f"not max-only); {REMEDY}"
         )
         return verdict(INCONCLUSIVE, "-", elements, reason)
+    policy = Policy(signed_zeros=options.signed_zeros)
     proof = prove(
-        reference, candidate, max_dim=options.max_dim, timeout=options.timeout,
-        policy=Policy(signed_zeros=options.signed_zeros),
-    )  # fmt: skip
+        reference,
+        candidate,
+        dims=dims,
+        max_dim=options.max_dim,
+        timeout=options.timeout,
+        policy=policy,
+    )
     reason = None
     if proof.status == INCONCLUSIVE:
         reason = f"{proof.reason}; {REMEDY}"
@@ -418,8 +434,186 @@ __all__ = [
     "SiteProof",
     "SitesReport",
     "StageModels",
+    "prove_models",
+    "prove_regions",
     "prove_run",
     "prove_site",
     "prove_stages",
     "site_models",
 ]
+
+
+# --- `maxlower prove A B`: the differing regions of two models ------------------------------
+def prove_models(
+    reference: onnx.ModelProto,
+    candidate: onnx.ModelProto,
+    *,
+    dims=None,
+    max_dim: int = 4,
+    timeout: float = 60.0,
+    policy: Policy | None = None,
+) -> ProofReport | SitesReport:
+    """The whole-model proof (maxlower.prove.core.prove) when both models are inside the
+    fragment and small enough; otherwise, or when it is inconclusive, the proof by
+    regions: the nodes that are not the same in both models (op, domain, attributes,
+    inputs, outputs), grouped by the values that link them, each region proved as a site.
+    The shared nodes are taken as equal, which across opsets holds only where the node's
+    schema did not change: a node whose schema did is a region of its own, and the
+    report states the assumption."""
+    policy = policy or Policy()
+    if _in_fragment(reference) and _in_fragment(candidate):
+        small = max(_elements(reference.graph.input, max_dim), 1) <= FULL_ELEMENTS
+        if small:
+            whole = prove(
+                reference, candidate, dims=dims, max_dim=max_dim, timeout=timeout, policy=policy
+            )
+            if whole.status != INCONCLUSIVE:
+                return whole
+    return prove_regions(
+        reference, candidate, dims=dims, max_dim=max_dim, timeout=timeout, policy=policy
+    )
+
+
+def prove_regions(
+    reference: onnx.ModelProto,
+    candidate: onnx.ModelProto,
+    *,
+    dims=None,
+    max_dim: int = 4,
+    timeout: float = 60.0,
+    policy: Policy | None = None,
+) -> SitesReport:
+    """Prove the differing regions of two models' main graphs; see `prove_models`."""
+    policy = policy or Policy()
+    start = time.perf_counter()
+    ref_scope, cand_scope = scopes(reference)["main graph"], scopes(candidate)["main graph"]
+    _same_interface(reference, candidate)
+    versions = (_default_opset(reference), _default_opset(candidate))
+    shared = _same_nodes(ref_scope.nodes, cand_scope.nodes, versions)
+    regions = _regions(ref_scope, cand_scope, shared)
+    options = ProofOptions(max_dim, timeout, policy.signed_zeros)
+    scoped = ({"main graph": ref_scope}, {"main graph": cand_scope})
+    proofs = [
+        prove_site("regions", site, reference, candidate, *scoped, options, dims)
+        for site in regions
+    ]
+    assumptions = sorted({a for p in proofs if p.proof for a in p.proof.assumptions})
+    if versions[0] != versions[1]:
+        assumptions.append(
+            f"the {len(shared)} node(s) the models share compute the same at opsets "
+            f"{versions[0]} and {versions[1]} (each one's schema is the same at both)"
+        )
+    return SitesReport(proofs, policy, time.perf_counter() - start, "sites", assumptions)
+
+
+def _in_fragment(model: onnx.ModelProto) -> bool:
+    from maxlower.prove.semantics import Interpreter
+
+    return not model.functions and all(
+        node.domain in ("", "ai.onnx") and hasattr(Interpreter, f"op_{node.op_type}")
+        for node in model.graph.node
+    )
+
+
+def _default_opset(model: onnx.ModelProto) -> int | None:
+    return next((i.version for i in model.opset_import if i.domain in ("", "ai.onnx")), None)
+
+
+def _same_interface(reference: onnx.ModelProto, candidate: onnx.ModelProto) -> None:
+    """The models must read the same inputs and give the same outputs, by name."""
+    from maxlower.api import InvalidModelError
+
+    for what in ("input", "output"):
+        a = [v.name for v in getattr(reference.graph, what)]
+        b = [v.name for v in getattr(candidate.graph, what)]
+        if a != b:
+            raise InvalidModelError(
+                f"the models' graph {what}s differ ({a[:5]} and {b[:5]}): proving by regions "
+                "needs the same names"
+            )
+
+
+def _node_key(node: onnx.NodeProto, version: int | None) -> bytes:
+    """What makes two nodes the same: op, domain, attributes, inputs, outputs, and the
+    schema the opset gives the op (the name is left out)."""
+    copy = onnx.NodeProto()
+    copy.CopyFrom(node)
+    copy.ClearField("name")
+    copy.ClearField("doc_string")
+    schema = _schema_since(node, version)
+    return copy.SerializeToString(deterministic=True) + f"@{schema}".encode()
+
+
+def _schema_since(node: onnx.NodeProto, version: int | None) -> int | None:
+    if node.domain not in ("", "ai.onnx") or version is None:
+        return None
+    try:
+        return onnx.defs.get_schema(node.op_type, version, "").since_version
+    except onnx.defs.SchemaError:
+        return None
+
+
+def _same_nodes(ref_nodes, cand_nodes, versions) -> set[int]:
+    """ids of the nodes (of either model) that are the same in both."""
+    cand_keys: dict[bytes, list[onnx.NodeProto]] = {}
+    for node in cand_nodes:
+        cand_keys.setdefault(_node_key(node, versions[1]), []).append(node)
+    shared: set[int] = set()
+    for node in ref_nodes:
+        twins = cand_keys.get(_node_key(node, versions[0]))
+        if twins:
+            shared |= {id(node), id(twins.pop())}
+    return shared
+
+
+def _regions(ref: Scope, cand: Scope, shared: set[int]) -> list[Site]:
+    """The differing nodes of both models, grouped by the values they make (a region's
+    nodes link through values made inside it), as sites."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    differing = {
+        "ref": [n for n in ref.nodes if id(n) not in shared],
+        "cand": [n for n in cand.nodes if id(n) not in shared],
+    }
+    for side in ("ref", "cand"):
+        made = {o for n in differing[side] for o in n.output if o}
+        for node in differing[side]:
+            linked = [o for o in node.output if o] + [i for i in _external([node]) if i in made]
+            for name in linked[1:]:
+                parent[find(name)] = find(linked[0])
+    groups: dict[str, dict[str, list[onnx.NodeProto]]] = {}
+    for side in ("ref", "cand"):
+        for node in differing[side]:
+            outputs = [o for o in node.output if o]
+            if not outputs:
+                continue
+            groups.setdefault(find(outputs[0]), {"ref": [], "cand": []})[side].append(node)
+    return [_region_site(g["ref"], g["cand"], ref, cand) for g in groups.values() if g["ref"]]
+
+
+def _region_site(ref_nodes, cand_nodes, ref: Scope, cand: Scope) -> Site:
+    inside = {id(n) for n in ref_nodes}
+    read_elsewhere = {i for n in ref.nodes if id(n) not in inside for i in _external([n])}
+    made = dict.fromkeys(o for n in ref_nodes for o in n.output if o)
+    outputs = [o for o in made if o in read_elsewhere or o in ref.outputs]
+    more = f" and {len(ref_nodes) - 1} more" if len(ref_nodes) > 1 else ""
+    return Site(
+        where="main graph",
+        node=node_label(ref_nodes[0]) + more,
+        op_type=", ".join(dict.fromkeys(n.op_type for n in ref_nodes)),
+        kinds=["differs"],
+        messages=[],
+        before=ref_nodes,
+        after=cand_nodes,
+        before_types={},
+        after_types={},
+        inputs=_external(ref_nodes),
+        outputs=outputs,
+        new_constants=[],
+    )
