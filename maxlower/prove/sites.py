@@ -51,10 +51,12 @@ from maxlower.report.sites import Record, Scope, Site, node_label, scopes, sites
 # the total. Past these the site is inconclusive unless the semilattice method applies.
 FULL_FAN_IN = 6
 FULL_ELEMENTS = 64
-REMEDY = (
-    "check this site by testing (--verify), or by `maxlower prove --rules`, which proves "
-    "the rule itself at n <= --max-dim"
+REMEDY = "check it by testing instead (--verify)"
+RULES_REMEDY = (
+    "; `maxlower prove --rules` proves the rules of Max, ReduceMax and ArgMax (and the Min "
+    "twins) themselves at n <= --max-dim"
 )
+FAMILY = frozenset({"Max", "ReduceMax", "ArgMax", "Min", "ReduceMin", "ArgMin"})
 
 
 @dataclasses.dataclass
@@ -140,8 +142,9 @@ class SitesReport:
         proved = sum(s.status == PROVED for s in self.sites)
         if self.ok:
             return (
-                f"PROVED: {count} rewrite site{'s' if count != 1 else ''} proved, composing "
-                f"into a proof of the whole run ({self.policy.text()})"
+                f"PROVED: {count} site{'s' if count != 1 else ''} proved, composing into a "
+                f"proof of the whole model (method {self.method}; {self.policy.text()}; "
+                f"{self.seconds:.2f} s)"
             )
         failure = self.first_failure
         assert failure is not None
@@ -159,7 +162,8 @@ class SitesReport:
         hidden = len(self.sites) - len(shown)
         if hidden:
             methods = sorted({s.method for s in self.sites if s.status == PROVED})
-            lines.append(f"  {hidden} other site(s) proved (methods: {', '.join(methods)})")
+            other = "other " if shown else ""
+            lines.append(f"  {hidden} {other}site(s) proved (methods: {', '.join(methods)})")
         for assumption in self.assumptions:
             lines.append(f"  assumes: {assumption}")
         cex = self.counterexample
@@ -260,12 +264,13 @@ def prove_site(
             proof,
         )
 
+    remedy = REMEDY + (RULES_REMEDY if site.op_type in FAMILY else "")
     try:
         reference, candidate = site_models(
             site, before_model, after_model, before[site.where], after[site.where]
         )
     except SiteOutside as error:
-        return verdict(INCONCLUSIVE, "-", reason=f"{error}; {REMEDY}")
+        return verdict(INCONCLUSIVE, "-", reason=f"{error}; {remedy}")
     elements = _elements(reference.graph.input, options.max_dim)
     fan_in = _fan_in(reference, elements, options.max_dim)
     same = semilattice_equal(reference, candidate)
@@ -278,13 +283,13 @@ def prove_site(
                 f"of input elements, but {elements} input elements are too many to build "
                 "the inputs that show it"
             )
-            return verdict(COUNTEREXAMPLE, "semilattice", elements, f"{reason}; {REMEDY}")
+            return verdict(COUNTEREXAMPLE, "semilattice", elements, f"{reason}; {remedy}")
         reason = (
             f"its inputs hold {elements} elements, each output element reading about "
             f"{fan_in}, past what the full solver proves in seconds ({FULL_ELEMENTS} "
             f"elements, {FULL_FAN_IN} per output element), and the semilattice method "
             f"does not apply (the {'replacement' if _max_only(reference) else 'node'} is "
-            f"not max-only); {REMEDY}"
+            f"not max-only); {remedy}"
         )
         return verdict(INCONCLUSIVE, "-", elements, reason)
     policy = Policy(signed_zeros=options.signed_zeros)
@@ -298,7 +303,9 @@ def prove_site(
     )
     reason = None
     if proof.status == INCONCLUSIVE:
-        reason = f"{proof.reason}; {REMEDY}"
+        timed_out = any(w in str(proof.reason) for w in ("timed out", "gave up"))
+        why = proof.reason if timed_out else f"{proof.reason}: outside the prover's fragment"
+        reason = f"{why}; {remedy}"
     elif proof.status == COUNTEREXAMPLE and proof.counterexample is not None:
         reason = proof.counterexample.lines()[0]
     return verdict(proof.status, "full", elements, reason, proof)
@@ -486,6 +493,7 @@ def prove_regions(
     """Prove the differing regions of two models' main graphs; see `prove_models`."""
     policy = policy or Policy()
     start = time.perf_counter()
+    reference, candidate = _typed(reference), _typed(candidate)
     ref_scope, cand_scope = scopes(reference)["main graph"], scopes(candidate)["main graph"]
     _same_interface(reference, candidate)
     versions = (_default_opset(reference), _default_opset(candidate))
@@ -500,10 +508,19 @@ def prove_regions(
     assumptions = sorted({a for p in proofs if p.proof for a in p.proof.assumptions})
     if versions[0] != versions[1]:
         assumptions.append(
-            f"the {len(shared)} node(s) the models share compute the same at opsets "
+            f"the {len(shared) // 2} node(s) the models share compute the same at opsets "
             f"{versions[0]} and {versions[1]} (each one's schema is the same at both)"
         )
     return SitesReport(proofs, policy, time.perf_counter() - start, "sites", assumptions)
+
+
+def _typed(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model with the value types shape inference gives (a region's free inputs are
+    values inside the graph); as it is where inference fails."""
+    try:
+        return onnx.shape_inference.infer_shapes(model, data_prop=True)
+    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError):
+        return model
 
 
 def _in_fragment(model: onnx.ModelProto) -> bool:
