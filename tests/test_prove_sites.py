@@ -299,3 +299,37 @@ def test_prove_finds_the_differing_region_that_is_wrong(tmp_path):
     result = CliRunner().invoke(cli, ["prove", str(a), str(b)])
     assert result.exit_code == 1
     assert dict(np.load(tmp_path / "b.onnx.counterexample.npz")).keys() == {"c", "b"}
+
+
+def test_site_in_a_subgraph_takes_captured_outer_values_as_inputs(tmp_path):
+    """Max inside an If branch reads x and y from the main graph: the site's models take
+    them as inputs, and the site proves."""
+    model = _model(
+        '<ir_version: 8, opset_import: ["" : 13]>\n'
+        "g (bool c, float[2] x, float[2] y) => (float[2] z) {\n"
+        "  z = If (c) <then_branch = t () => (float[2] a) { a = Max(x, y) },"
+        " else_branch = e () => (float[2] b) { b = Identity(x) }>\n}"
+    )
+    lowered, report = maxlower.lower_with_report(model, "primitives", prove=True)
+    assert report.lowerings and lowered is not None
+    source = _save(tmp_path, "if.onnx", model)
+    result = _cli("lower", source, "-p", "primitives", "--prove", "--json", tmp_path / "j.json")
+    assert result.exit_code == 0, result.output
+    (site,) = json.loads((tmp_path / "j.json").read_text())["proof"]["sites"]
+    assert site["where"] == "main graph > then_branch of node '<unnamed If>'"
+    assert site["status"] == "proved" and site["method"] == "full"
+
+
+def test_a_site_past_the_measured_budget_is_inconclusive_naming_node_op_and_size(tmp_path):
+    """A float ReduceMax over rows of 8 lowered into select trees: past FULL_FAN_IN (a row
+    of 8 takes a minute), so inconclusive at once, and the reason names node, op, size."""
+    model = _model(
+        '<ir_version: 8, opset_import: ["" : 13]>\n'
+        "g (float[2,8] x) => (float[2] y) { y = ReduceMax <axes=[1], keepdims=0> (x) }"
+    )
+    with pytest.raises(ProofInconclusive) as caught:
+        maxlower.lower(model, "primitives", prove=True)
+    message = str(caught.value)
+    assert "node '<unnamed ReduceMax>' (ReduceMax)" in message
+    assert "16 elements, each output element reading about 8" in message
+    assert "--verify" in message and "\n" not in message
