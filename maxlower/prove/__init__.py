@@ -22,7 +22,7 @@ INSTALL_HINT = (
 
 
 DEFAULT_MAX_DIM = 4
-DEFAULT_SITE_TIMEOUT = 20.0
+DEFAULT_SITE_TIMEOUT = 60.0
 
 
 @dataclasses.dataclass(frozen=True)

@@ -100,7 +100,7 @@ def proof_options(function):
             type=Number("--prove-timeout"),
             default=None,
             metavar="S",
-            help="With --prove: seconds for the solver on one site (default 20).",
+            help="With --prove: seconds for the solver on one site (default 60).",
         ),
     ]
     for option in reversed(options):
