@@ -333,3 +333,16 @@ def test_a_site_past_the_measured_budget_is_inconclusive_naming_node_op_and_size
     assert "node '<unnamed ReduceMax>' (ReduceMax)" in message
     assert "16 elements, each output element reading about 8" in message
     assert "--verify" in message and "\n" not in message
+
+
+def test_prove_report_page_shows_each_region_with_its_status(tmp_path):
+    original = _save(tmp_path, "a.onnx", CONV_REDUCE)
+    converted = _save(tmp_path, "b.onnx", maxlower.convert(CONV_REDUCE, 13))
+    page = tmp_path / "p.html"
+    result = CliRunner().invoke(
+        cli, ["prove", str(original), str(converted), "--report", str(page)]
+    )
+    assert result.exit_code == 0, result.output
+    html = page.read_text()
+    assert "<span class='status ok'>PROVED: 1 site proved" in html
+    assert "class='proof'>Proof: <span class='status ok'>PROVED</span> (method semilattice" in html

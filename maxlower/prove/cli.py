@@ -15,6 +15,7 @@ import functools
 import json
 import pathlib
 import sys
+import time
 
 import click
 import numpy as np
@@ -170,6 +171,15 @@ Examples:
     @click.option(
         "--json", "json_path", type=click.Path(path_type=pathlib.Path), help="Write the report."
     )
+    @click.option(
+        "--report",
+        "report_path",
+        type=click.Path(path_type=pathlib.Path),
+        default=None,
+        metavar="FILE.html",
+        help="Also write the verdict as a page (as `verify --report`): a proof by regions "
+        "draws each region with its status.",
+    )
     @debug_option
     def prove(
         reference,
@@ -181,15 +191,16 @@ Examples:
         signed_zeros,
         counterexample_path,
         json_path,
+        report_path,
         debug,
     ) -> None:
         with errors_to_exit_codes(debug):
             from maxlower.prove import require_solver
 
-            if rules and (reference is not None or candidate is not None or dims):
+            if rules and (reference is not None or candidate is not None or dims or report_path):
                 raise InvalidModelError(
-                    "--rules proves the shipped rules and takes no models or --dim; "
-                    "drop them, or drop --rules"
+                    "--rules proves the shipped rules and takes no models, --dim or "
+                    "--report; drop them, or drop --rules"
                 )
             if not rules and (reference is None or candidate is None):
                 raise InvalidModelError(
@@ -208,11 +219,14 @@ Examples:
                     signed_zeros,
                     counterexample_path,
                     json_path,
+                    report_path,
                 )
             )
 
 
-def _models(reference, candidate, dims, max_dim, timeout, signed_zeros, cex_path, json_path):
+def _models(
+    reference, candidate, dims, max_dim, timeout, signed_zeros, cex_path, json_path, report_path
+):
     from maxlower.io import load_proto
     from maxlower.prove.core import (
         COUNTEREXAMPLE,
@@ -229,6 +243,9 @@ def _models(reference, candidate, dims, max_dim, timeout, signed_zeros, cex_path
         outputs.declare(cex_path, "--counterexample")
         if json_path is not None:
             outputs.declare(json_path, "--json")
+        if report_path is not None:
+            outputs.declare(report_path, "--report")
+        started = time.perf_counter()
         models = [load_proto(reference), load_proto(candidate)]
         report = prove_models(
             *models,
@@ -245,6 +262,12 @@ def _models(reference, candidate, dims, max_dim, timeout, signed_zeros, cex_path
         if json_path is not None:
             outputs.stage_text(json_path, report.to_json())
         echo(f"{reference} vs {candidate}: {report.summary()}")
+        if report_path is not None:
+            from maxlower.report import prove_report
+
+            seconds = time.perf_counter() - started
+            label = f"{reference} vs {candidate}"
+            outputs.stage_text(report_path, prove_report(label, *models, seconds, report))
         outputs.commit()
     if report.status == PROVED:
         return EXIT_PROVED
@@ -253,7 +276,6 @@ def _models(reference, candidate, dims, max_dim, timeout, signed_zeros, cex_path
 
 def _rules(max_dim, timeout, signed_zeros, json_path) -> int:
     import dataclasses
-    import time
 
     from maxlower.prove.core import COUNTEREXAMPLE, PROVED, Policy
     from maxlower.prove.rules import prove_rules, table

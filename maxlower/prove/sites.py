@@ -619,12 +619,11 @@ def _region_site(ref_nodes, cand_nodes, ref: Scope, cand: Scope) -> Site:
     read_elsewhere = {i for n in ref.nodes if id(n) not in inside for i in _external([n])}
     made = dict.fromkeys(o for n in ref_nodes for o in n.output if o)
     outputs = [o for o in made if o in read_elsewhere or o in ref.outputs]
-    more = f" and {len(ref_nodes) - 1} more" if len(ref_nodes) > 1 else ""
     return Site(
         where="main graph",
-        node=node_label(ref_nodes[0]) + more,
+        node=node_label(ref_nodes[0]),
         op_type=", ".join(dict.fromkeys(n.op_type for n in ref_nodes)),
-        kinds=["differs"],
+        kinds=[f"differs ({len(ref_nodes)} node(s) → {len(cand_nodes)})"],
         messages=[],
         before=ref_nodes,
         after=cand_nodes,

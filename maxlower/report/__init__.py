@@ -2,6 +2,7 @@
 
     job_report(label, before, outcome, job, seconds, verification, proof)   the page
     verify_report(label, reference, candidate, seconds, verification)
+    prove_report(label, reference, candidate, seconds, proof)
 
 `before` is the model as `pipeline.prepare` gave it (a copy: `pipeline.run` changes it);
 `outcome` is what `pipeline.run` returned. The command line (`convert`, `lower`, `verify`)
@@ -103,6 +104,21 @@ def verify_report(
     return render(facts, [Stage("verification", reference, candidate, [])], verification)
 
 
+def prove_report(
+    label: str, reference: onnx.ModelProto, candidate: onnx.ModelProto, seconds: float, proof
+) -> str:
+    """The page for `maxlower prove A B`: the verdict, and, for a proof by regions
+    (maxlower.prove.sites.SitesReport), each region drawn with its status."""
+    reference, candidate = _typed(reference), _typed(candidate)
+    facts = Facts(
+        label, "prove", _default_opset(reference), _default_opset(candidate), None, seconds
+    )
+    proofs = getattr(proof, "sites", [])
+    found = [Record(p.where, p.node, p.op_type, p.kind, "-", p.status) for p in proofs]
+    stage = proofs[0].stage if proofs else "proof"
+    return render(facts, [Stage(stage, reference, candidate, found)], None, proof)
+
+
 def _typed(model: onnx.ModelProto | ir.Model) -> onnx.ModelProto:
     """The model as a protobuf, with the value types shape inference gives where it can
     (the drawings show them; a model it fails on is drawn with the types it declares)."""
@@ -154,4 +170,4 @@ class ReportFile:
         self._outputs.commit()
 
 
-__all__ = ["ReportFile", "job_report", "records", "stages", "verify_report"]
+__all__ = ["ReportFile", "job_report", "prove_report", "records", "stages", "verify_report"]

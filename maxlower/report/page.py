@@ -113,7 +113,8 @@ def _summary(facts: Facts, stages: list[Stage], drawn, found: int, verification,
     ]
     if proof is not None:
         css = "status " + {"proved": "ok", "counterexample": "bad"}.get(proof.status, "unknown")
-        items.append(("Proof", f"<span class='{css}'>{escape(proof.headline())}</span>"))
+        head = proof.headline() if hasattr(proof, "headline") else proof.summary().split("\n")[0]
+        items.append(("Proof", f"<span class='{css}'>{escape(head)}</span>"))
     rows = "".join(f"<tr><th scope='row'>{k}</th><td>{v}</td></tr>" for k, v in items)
     kind_rows = (
         "".join(
@@ -171,9 +172,7 @@ def _drawn_text(drawn: int, found: int) -> str:
 
 def _site_proofs(proof) -> dict:
     """{(stage, where, node): the site's proof} of a --prove verdict."""
-    if proof is None:
-        return {}
-    return {(p.stage, p.where, p.node): p for p in proof.sites}
+    return {(p.stage, p.where, p.node): p for p in getattr(proof, "sites", [])}
 
 
 def _sites_section(
