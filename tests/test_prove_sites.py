@@ -346,3 +346,27 @@ def test_prove_report_page_shows_each_region_with_its_status(tmp_path):
     html = page.read_text()
     assert "<span class='status ok'>PROVED: 1 site proved" in html
     assert "class='proof'>Proof: <span class='status ok'>PROVED</span> (method semilattice" in html
+
+
+def test_a_wrong_max_only_region_at_4096_elements_is_refuted_by_the_semilattice_witness():
+    """Halves that miss the middle element (a planted wrong slice tree) at n = 4097: far
+    past the full solver, refuted by the sets, and the witness replays in onnx.reference."""
+    reference = _model(
+        '<ir_version: 8, opset_import: ["" : 13]>\n'
+        "g (float[4097] x) => (float[1] y) { y = ReduceMax <keepdims=1> (x) }"
+    )
+    candidate = _model(
+        '<ir_version: 8, opset_import: ["" : 13]>\n'
+        "g (float[4097] x) => (float[1] y) <int64[1] s0 = {0}, int64[1] e0 = {2048}, "
+        "int64[1] s1 = {2049}, int64[1] e1 = {4097}> {\n"
+        "  lo = Slice(x, s0, e0)  hi = Slice(x, s1, e1)\n"
+        "  a = ReduceMax <keepdims=1> (lo)  b = ReduceMax <keepdims=1> (hi)\n"
+        "  y = Max(a, b)\n}"
+    )
+    report = prove_models(reference, candidate)
+    assert report.status == "counterexample" and report.sites[0].method == "semilattice"
+    found = report.counterexample
+    assert found is not None and found.reproduced
+    assert (
+        found.inputs["x"][2048] == np.inf and np.isneginf(np.delete(found.inputs["x"], 2048)).all()
+    )

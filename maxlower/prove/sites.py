@@ -40,7 +40,7 @@ from maxlower.prove.core import (
     ProofReport,
     prove,
 )
-from maxlower.prove.semilattice import semilattice_equal
+from maxlower.prove.semilattice import semilattice_equal, semilattice_witness
 from maxlower.report.sites import Record, Scope, Site, node_label, scopes, sites
 
 # What the full SMT proof takes on, measured on this machine (tests/test_prove_sites.py
@@ -276,14 +276,11 @@ def prove_site(
     same = semilattice_equal(reference, candidate)
     if same:
         return verdict(PROVED, "semilattice", elements)
+    if same is False:  # the sets differ: an input at the top value shows it, at any size
+        proof = _semilattice_counterexample(reference, candidate, options)
+        reason = proof.counterexample.lines()[0] if proof.counterexample else None
+        return verdict(COUNTEREXAMPLE, "semilattice", elements, reason, proof)
     if elements > FULL_ELEMENTS or fan_in > FULL_FAN_IN:
-        if same is False:  # the sets differ: a counterexample exists; too big to find here
-            reason = (
-                "the semilattice method shows that an output is the max of another set "
-                f"of input elements, but {elements} input elements are too many to build "
-                "the inputs that show it"
-            )
-            return verdict(COUNTEREXAMPLE, "semilattice", elements, f"{reason}; {remedy}")
         reason = (
             f"its inputs hold {elements} elements, each output element reading about "
             f"{fan_in}, past what the full solver proves in seconds ({FULL_ELEMENTS} "
@@ -309,6 +306,18 @@ def prove_site(
     elif proof.status == COUNTEREXAMPLE and proof.counterexample is not None:
         reason = proof.counterexample.lines()[0]
     return verdict(proof.status, "full", elements, reason, proof)
+
+
+def _semilattice_counterexample(reference, candidate, options: ProofOptions) -> ProofReport:
+    """The counterexample of two max-only graphs whose sets differ, replayed in
+    onnx.reference (maxlower.prove.semilattice.semilattice_witness)."""
+    from maxlower.prove.core import Case, _counterexample
+
+    policy = Policy(signed_zeros=options.signed_zeros)
+    inputs = semilattice_witness(reference, candidate) or {}
+    found = _counterexample(reference, candidate, {}, inputs, policy, True)
+    case = Case({}, COUNTEREXAMPLE, 0.0)
+    return ProofReport(COUNTEREXAMPLE, policy, [case], [], "semilattice", found)
 
 
 def _max_only(model: onnx.ModelProto) -> bool:
