@@ -42,6 +42,7 @@ from maxlower.prove.core import (
 )
 from maxlower.prove.semilattice import semilattice_equal, semilattice_witness
 from maxlower.report.sites import Record, Scope, Site, node_label, scopes, sites
+from passes.graph_utils import graph_protos
 
 # What the full SMT proof takes on, measured on this machine (tests/test_prove_sites.py
 # and the README's "Proof" section give the figures): a float32 ReduceMax's select tree
@@ -273,6 +274,11 @@ def prove_site(
         return verdict(INCONCLUSIVE, "-", reason=f"{error}; {remedy}")
     elements = _elements(reference.graph.input, options.max_dim)
     fan_in = _fan_in(reference, elements, options.max_dim)
+    outside = _outside_ops(reference) + _outside_ops(candidate)
+    if outside:  # named first: no size would make these provable
+        ops = ", ".join(dict.fromkeys(outside))
+        reason = f"op {ops} is outside the prover's fragment; {remedy}"
+        return verdict(INCONCLUSIVE, "-", elements, reason)
     same = semilattice_equal(reference, candidate)
     if same:
         return verdict(PROVED, "semilattice", elements)
@@ -533,12 +539,22 @@ def _typed(model: onnx.ModelProto) -> onnx.ModelProto:
 
 
 def _in_fragment(model: onnx.ModelProto) -> bool:
+    return not model.functions and not _outside_ops(model)
+
+
+def _outside_ops(model: onnx.ModelProto) -> list[str]:
+    """The ops of `model` (subgraphs included) the interpreter has no semantics for."""
     from maxlower.prove.semantics import Interpreter
 
-    return not model.functions and all(
-        node.domain in ("", "ai.onnx") and hasattr(Interpreter, f"op_{node.op_type}")
-        for node in model.graph.node
-    )
+    found = []
+    for graph in graph_protos(model.graph):
+        for node in graph.node:
+            default = node.domain in ("", "ai.onnx")
+            if not default:
+                found.append(f"{node.domain}.{node.op_type}")
+            elif not hasattr(Interpreter, f"op_{node.op_type}"):
+                found.append(node.op_type)
+    return found
 
 
 def _default_opset(model: onnx.ModelProto) -> int | None:
