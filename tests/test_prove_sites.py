@@ -376,3 +376,17 @@ def test_a_wrong_max_only_region_at_4096_elements_is_refuted_by_the_semilattice_
     assert (
         found.inputs["x"][2048] == np.inf and np.isneginf(np.delete(found.inputs["x"], 2048)).all()
     )
+
+
+def test_signed_zeros_policy_does_not_take_the_semilattice_shortcut():
+    """The set argument counts -0.0 equal to +0.0, so under signed zeros a max-only site
+    is proved in full (or not at all), never by the sets."""
+    small = _model(
+        '<ir_version: 8, opset_import: ["" : 18]>\n'
+        "g (float[2,3] x) => (float[2,1] y) <int64[1] axes = {1}> "
+        "{ y = ReduceMax <keepdims=1> (x, axes) }"
+    )
+    _, report = maxlower.convert_with_report(small, 13, prove={"signed_zeros": True})
+    assert report.rewrites
+    with pytest.raises(ProofInconclusive, match="4096 elements"):
+        maxlower.convert(REDUCE_CONST_AXES, 13, prove=ProofOptions(signed_zeros=True))

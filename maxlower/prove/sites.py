@@ -1,6 +1,6 @@
 """Proofs per rewrite site: each node a run rewrote, proved equal to what replaced it.
 
-    report = prove_stages(stages, ProofOptions(max_dim=4, timeout=20.0))
+    report = prove_stages(stages, ProofOptions(max_dim=4, timeout=60.0))
     report.status, report.sites[k].line(), report.counterexample
 
 A site (maxlower.report.sites: the node before, the nodes after that compute its outputs
@@ -13,8 +13,10 @@ Constant nodes the site reads stay constants. Then:
 - `semilattice`: both sides made only of the family's op and element moves (max-only) are
   compared as sets of input elements, exact at any size (maxlower.prove.semilattice);
 - `full`: otherwise, when the site's free inputs hold at most FULL_ELEMENTS elements (a
-  symbolic dim counted at --max-dim), the SMT proof of maxlower.prove.core;
-- else the site is inconclusive, and the reason names the node, op and size.
+  symbolic dim counted at --max-dim) and each output element reads at most FULL_FAN_IN
+  of them, the SMT proof of maxlower.prove.core;
+- else the site is inconclusive, and the reason names the node, op and size (or the op
+  outside the fragment, checked first).
 
 The sites of every stage proved, each stage computes what its input computed, so the run
 does: the report's method is "sites". A relabelled node keeps its node, so it is no site.
@@ -247,45 +249,55 @@ def prove_site(
     """One site's verdict (see the module docstring for the methods); `dims` fixes
     symbolic dims by name, as `maxlower prove --dim` does."""
     start = time.perf_counter()
-    kind = ", ".join(dict.fromkeys(site.kinds))
-
-    def verdict(status, method, elements=0, reason=None, proof=None):
-        seconds = time.perf_counter() - start
-        return SiteProof(
-            stage,
-            site.where,
-            site.node,
-            site.op_type,
-            kind,
-            method,
-            status,
-            seconds,
-            elements,
-            reason,
-            proof,
-        )
-
     remedy = REMEDY + (RULES_REMEDY if site.op_type in FAMILY else "")
     try:
         reference, candidate = site_models(
             site, before_model, after_model, before[site.where], after[site.where]
         )
+        status, method, elements, reason, proof = _decide(
+            reference, candidate, options, dims, remedy
+        )
     except SiteOutside as error:
-        return verdict(INCONCLUSIVE, "-", reason=f"{error}; {remedy}")
+        status, method, elements, reason, proof = INCONCLUSIVE, "-", 0, f"{error}; {remedy}", None
+    kind = ", ".join(dict.fromkeys(site.kinds))
+    seconds = time.perf_counter() - start
+    return SiteProof(
+        stage,
+        site.where,
+        site.node,
+        site.op_type,
+        kind,
+        method,
+        status,
+        seconds,
+        elements,
+        reason,
+        proof,
+    )
+
+
+def _decide(reference, candidate, options: ProofOptions, dims, remedy: str):
+    """(status, method, input elements, reason, ProofReport or None) of one site."""
     elements = _elements(reference.graph.input, options.max_dim)
-    fan_in = _fan_in(reference, elements, options.max_dim)
     outside = _outside_ops(reference) + _outside_ops(candidate)
     if outside:  # named first: no size would make these provable
         ops = ", ".join(dict.fromkeys(outside))
-        reason = f"op {ops} is outside the prover's fragment; {remedy}"
-        return verdict(INCONCLUSIVE, "-", elements, reason)
-    same = semilattice_equal(reference, candidate)
+        return (
+            INCONCLUSIVE,
+            "-",
+            elements,
+            f"op {ops} is outside the prover's fragment; {remedy}",
+            None,
+        )
+    # the set argument counts -0.0 and +0.0 equal: it proves nothing under --signed-zeros
+    same = None if options.signed_zeros else semilattice_equal(reference, candidate)
     if same:
-        return verdict(PROVED, "semilattice", elements)
+        return PROVED, "semilattice", elements, None, None
     if same is False:  # the sets differ: an input at the top value shows it, at any size
         proof = _semilattice_counterexample(reference, candidate, options)
         reason = proof.counterexample.lines()[0] if proof.counterexample else None
-        return verdict(COUNTEREXAMPLE, "semilattice", elements, reason, proof)
+        return COUNTEREXAMPLE, "semilattice", elements, reason, proof
+    fan_in = _fan_in(reference, elements, options.max_dim)
     if elements > FULL_ELEMENTS or fan_in > FULL_FAN_IN:
         reason = (
             f"its inputs hold {elements} elements, each output element reading about "
@@ -294,7 +306,7 @@ def prove_site(
             f"does not apply (the {'replacement' if _max_only(reference) else 'node'} is "
             f"not max-only); {remedy}"
         )
-        return verdict(INCONCLUSIVE, "-", elements, reason)
+        return INCONCLUSIVE, "-", elements, reason, None
     policy = Policy(signed_zeros=options.signed_zeros)
     proof = prove(
         reference,
@@ -306,12 +318,12 @@ def prove_site(
     )
     reason = None
     if proof.status == INCONCLUSIVE:
-        timed_out = any(w in str(proof.reason) for w in ("timed out", "gave up"))
-        why = proof.reason if timed_out else f"{proof.reason}: outside the prover's fragment"
+        cannot_run = str(proof.reason).startswith(("reference: ", "candidate: "))
+        why = f"{proof.reason}: outside the prover's fragment" if cannot_run else proof.reason
         reason = f"{why}; {remedy}"
-    elif proof.status == COUNTEREXAMPLE and proof.counterexample is not None:
+    elif proof.counterexample is not None:
         reason = proof.counterexample.lines()[0]
-    return verdict(proof.status, "full", elements, reason, proof)
+    return proof.status, "full", elements, reason, proof
 
 
 def _semilattice_counterexample(reference, candidate, options: ProofOptions) -> ProofReport:
