@@ -134,7 +134,7 @@ def _run_job(
     if proving is not None and before is not None:
         from maxlower.prove.sites import prove_run
 
-        proof = prove_run(before, outcome, job, proving)
+        proof = outcome.report.proof = prove_run(before, outcome, job, proving)
         error = proof.error()
         if error is not None:
             raise error

@@ -541,7 +541,7 @@ def _proof(before, outcome, job, proving, outputs, counterexample_path, quiet):
     counterexample's inputs staged as .npz."""
     from maxlower.prove.sites import prove_run
 
-    proof = prove_run(before, outcome, job, proving)
+    proof = outcome.report.proof = prove_run(before, outcome, job, proving)
     counterexample = proof.counterexample
     if counterexample is not None and counterexample_path is not None:
         import numpy as np

@@ -387,6 +387,8 @@ def test_signed_zeros_policy_does_not_take_the_semilattice_shortcut():
         "{ y = ReduceMax <keepdims=1> (x, axes) }"
     )
     _, report = maxlower.convert_with_report(small, 13, prove={"signed_zeros": True})
-    assert report.rewrites
+    assert [s.method for s in report.proof.sites] == ["full"] and report.proof.ok
+    _, report = maxlower.convert_with_report(small, 13, prove=True)
+    assert [s.method for s in report.proof.sites] == ["semilattice"]
     with pytest.raises(ProofInconclusive, match="4096 elements"):
         maxlower.convert(REDUCE_CONST_AXES, 13, prove=ProofOptions(signed_zeros=True))
