@@ -57,7 +57,8 @@ READ_INPUTS = "the --inputs archive"
 EXIT_CODES_HELP = f"""\b
 Exit codes:
   0  success
-  1  verification found a difference (verify, and --verify on convert/lower)
+  1  verification found a difference (verify, and --verify on convert/lower), or
+     --prove found a counterexample
   2  bad invocation, or the input is not a readable, valid ONNX model
      (missing file, directory, FIFO or device, garbled protobuf, opset
      outside 1..{LATEST_OPSET}), or an output path that is not a regular file
@@ -65,6 +66,7 @@ Exit codes:
   3  no exact conversion exists: the message names the node, the op, the
      reason and what would make it possible
   4  internal error in maxlower (a bug: please report it, with --debug output)
+  5  --prove on convert/lower: a rewrite site could not be proved (inconclusive)
   130, 143, 129  interrupted by SIGINT, SIGTERM or SIGHUP: nothing written
 """
 
@@ -275,6 +277,13 @@ With --verify the original and the result run on the same generated inputs (see
 `maxlower verify --help`, whose input options apply here too); on a difference
 nothing is written and the exit code is 1 (--force writes anyway, still exit 1).
 
+With --prove every rewrite site of the run is proved equal to the node it replaced,
+for all inputs, by the SMT prover (see `maxlower prove --help`; needs maxlower[prove]):
+on a counterexample nothing is written, its inputs go to OUT.counterexample.npz and the
+exit code is 1; on an inconclusive site (an op outside the prover's fragment, a size past
+its budget, a timeout: the message names the node, op and size) nothing is written and
+the exit code is 5. --force writes anyway and keeps the exit code.
+
 {EXIT_CODES_HELP}""",
     short_help="Convert a model to another opset, exactly.",
 )
@@ -388,6 +397,9 @@ Examples:
 
 With --verify the original and the result run on the same generated inputs (see
 `maxlower verify --help`); on a difference nothing is written and the exit code is 1.
+
+With --prove every rewrite site is proved by the SMT prover before writing, as for
+`convert --prove`: a counterexample exits 1, an inconclusive site 5, nothing written.
 
 {EXIT_CODES_HELP}
 Here exit code 3 means that some node has no exact form that P accepts; the message
