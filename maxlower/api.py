@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import pathlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import onnx
 import onnx_ir as ir
@@ -16,7 +16,7 @@ from passes.graph_utils import graph_protos
 
 if TYPE_CHECKING:
     from maxlower.pipeline import Job, Report
-    from maxlower.prove import ProofOptions
+    from maxlower.prove import ProofOptions, ProveLike
     from maxlower.report import ReportFile
 
 ModelLike = TypeVar("ModelLike", onnx.ModelProto, ir.Model)
@@ -36,7 +36,7 @@ def convert(
     expand_functions: bool = False,
     base_dir: str | os.PathLike[str] | None = None,
     report: str | os.PathLike[str] | None = None,
-    prove: Any = False,
+    prove: ProveLike = False,
 ) -> ModelLike:
     """Convert `model` to `opset`, exactly; returns the same kind of object it was given.
 
@@ -70,7 +70,7 @@ def convert_with_report(
     expand_functions: bool = False,
     base_dir: str | os.PathLike[str] | None = None,
     report: str | os.PathLike[str] | None = None,
-    prove: Any = False,
+    prove: ProveLike = False,
 ) -> tuple[ModelLike, Report]:
     """`convert`, plus the report of what it changed (what the command line prints):
     `report.rewrites` (both families), `report.conversions` (the other ops)."""
@@ -87,7 +87,7 @@ def run_job(
     base_dir: str | os.PathLike[str] | None = None,
     report: str | os.PathLike[str] | None = None,
     *,
-    prove: Any = False,
+    prove: ProveLike = False,
 ) -> tuple[ModelLike, Report]:
     """The library's door into maxlower.pipeline: `model` (untouched) through `job`, as the
     same kind of object, and the report; with `report`, the HTML page at that path too.

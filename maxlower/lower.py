@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from maxlower.api import ModelLike, check_target_opset, run_job
 from maxlower.pipeline import Job, Report
@@ -28,6 +28,9 @@ from maxlower.profiles import (
 )
 from passes.legalize import Lowering
 
+if TYPE_CHECKING:
+    from maxlower.prove import ProveLike
+
 ProfileLike = str | Path | Profile  # (several at once: ProfilesLike, a list of these)
 
 
@@ -37,7 +40,7 @@ def lower(
     *,
     base_dir: str | os.PathLike[str] | None = None,
     report: str | os.PathLike[str] | None = None,
-    prove: Any = False,
+    prove: ProveLike = False,
 ) -> ModelLike:
     """`model` with every node `profile` rejects rewritten exactly; the same kind of object
     back, and the input untouched. `profile` may be a list: what all of them accept. A
@@ -56,7 +59,7 @@ def lower_with_report(
     *,
     base_dir: str | os.PathLike[str] | None = None,
     report: str | os.PathLike[str] | None = None,
-    prove: Any = False,
+    prove: ProveLike = False,
 ) -> tuple[ModelLike, Report]:
     """`lower`, plus the report of what it rewrote (`report.lowerings`; what the CLI
     prints)."""
@@ -71,7 +74,7 @@ def convert_and_lower(
     expand_functions: bool = False,
     base_dir: str | os.PathLike[str] | None = None,
     report: str | os.PathLike[str] | None = None,
-    prove: Any = False,
+    prove: ProveLike = False,
 ) -> tuple[ModelLike, Report]:
     """Convert to `opset` (maxlower.convert), then lower for `profile`, in one job (what
     `maxlower convert --opset N --profile P` does); `report.rewrites`,

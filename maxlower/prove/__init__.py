@@ -63,6 +63,10 @@ class ProofOptions:
         return value
 
 
+# What `prove=` takes on the library's functions (see ProofOptions.of).
+ProveLike = bool | ProofOptions | dict[str, float] | None
+
+
 class ProofFailed(Exception):
     """`prove=` on convert / lower / run_job (and `--prove`): the rewrite sites of the run
     were not all proved; `report` is the maxlower.prove.sites.SitesReport. One line."""
@@ -110,6 +114,7 @@ __all__ = [
     "ProofFailed",
     "ProofInconclusive",
     "ProofOptions",
+    "ProveLike",
     "prove",
     "require_solver",
 ]
