@@ -1,7 +1,7 @@
 """`maxlower prove`: the command (registered on the main group by maxlower.cli).
 
     maxlower prove REFERENCE CANDIDATE [--dim NAME=N ...] [--max-dim N] [--timeout S]
-                   [--json F] [--counterexample F] [--signed-zeros]
+                   [--json F] [--counterexample F] [--signed-zeros] [--report F.html]
     maxlower prove --rules [--max-dim N] [--timeout S] [--json F]
 
 Exit codes: 0 proved, 1 counterexample (its inputs written as .npz and replayed in
@@ -123,6 +123,11 @@ Outputs are compared with NaN equal to NaN and -0.0 equal to +0.0 (or
 distinct, --signed-zeros). Semantics are ONNX's, and onnx.reference's where
 ONNX is silent (NaN in ReduceMax/ArgMax); a float to integer Cast of NaN or
 out of range is undefined, and integer arithmetic wraps around (reported).
+
+When the whole-model proof is outside the fragment (a Conv elsewhere in the
+model) or too large, the regions where the two models differ are proved one by
+one and compose into a proof of the whole (method "sites"; the nodes both share
+are taken as equal, an assumption the report states across opsets).
 
 With --rules: prove every version adapter and decomposition that maxlower
 ships, per dtype, at n = 1..--max-dim (default 4), and print the table.
