@@ -20,6 +20,10 @@ if TYPE_CHECKING:  # what __getattr__ returns, for type checkers (at run time: o
     from maxlower.profiles import ProfileError as ProfileError
     from maxlower.profiles import load_profile as load_profile
     from maxlower.profiles import load_profiles as load_profiles
+    from maxlower.prove import CounterexampleFound as CounterexampleFound
+    from maxlower.prove import ProofFailed as ProofFailed
+    from maxlower.prove import ProofInconclusive as ProofInconclusive
+    from maxlower.prove import ProofOptions as ProofOptions
     from maxlower.verify import VerifyReport as VerifyReport
     from maxlower.verify import verify as verify
 
@@ -37,6 +41,10 @@ _LAZY = {
     "lower": "maxlower.lower",
     "lower_with_report": "maxlower.lower",
     "ProfileError": "maxlower.profiles",
+    "CounterexampleFound": "maxlower.prove",
+    "ProofFailed": "maxlower.prove",
+    "ProofInconclusive": "maxlower.prove",
+    "ProofOptions": "maxlower.prove",
     "load_profile": "maxlower.profiles",
     "load_profiles": "maxlower.profiles",
     "verify": "maxlower.verify",

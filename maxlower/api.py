@@ -16,6 +16,7 @@ from passes.graph_utils import graph_protos
 
 if TYPE_CHECKING:
     from maxlower.pipeline import Job, Report
+    from maxlower.prove import ProofOptions, ProveLike
     from maxlower.report import ReportFile
 
 ModelLike = TypeVar("ModelLike", onnx.ModelProto, ir.Model)
@@ -35,6 +36,7 @@ def convert(
     expand_functions: bool = False,
     base_dir: str | os.PathLike[str] | None = None,
     report: str | os.PathLike[str] | None = None,
+    prove: ProveLike = False,
 ) -> ModelLike:
     """Convert `model` to `opset`, exactly; returns the same kind of object it was given.
 
@@ -48,9 +50,15 @@ def convert(
     fused kernel may round differently in the last bits of a float. `base_dir` is the
     directory of a ModelProto's external data, when it was loaded without it. `report`:
     also write the HTML report `maxlower convert --report` writes (maxlower.report).
+    `prove`: what `--prove` does (see `run_job`).
     """
     converted, _ = convert_with_report(
-        model, opset, expand_functions=expand_functions, base_dir=base_dir, report=report
+        model,
+        opset,
+        expand_functions=expand_functions,
+        base_dir=base_dir,
+        report=report,
+        prove=prove,
     )
     return converted
 
@@ -62,13 +70,15 @@ def convert_with_report(
     expand_functions: bool = False,
     base_dir: str | os.PathLike[str] | None = None,
     report: str | os.PathLike[str] | None = None,
+    prove: ProveLike = False,
 ) -> tuple[ModelLike, Report]:
     """`convert`, plus the report of what it changed (what the command line prints):
     `report.rewrites` (both families), `report.conversions` (the other ops)."""
     from maxlower.pipeline import Job
 
     check_target_opset(opset)
-    return run_job(model, Job(opset, expand_functions=expand_functions), base_dir, report)
+    job = Job(opset, expand_functions=expand_functions)
+    return run_job(model, job, base_dir, report, prove=prove)
 
 
 def run_job(
@@ -76,19 +86,38 @@ def run_job(
     job: Job,
     base_dir: str | os.PathLike[str] | None = None,
     report: str | os.PathLike[str] | None = None,
+    *,
+    prove: ProveLike = False,
 ) -> tuple[ModelLike, Report]:
     """The library's door into maxlower.pipeline: `model` (untouched) through `job`, as the
-    same kind of object, and the report; with `report`, the HTML page at that path too."""
+    same kind of object, and the report; with `report`, the HTML page at that path too.
+
+    `prove` (what `--prove` does on the command line): True, a dict of
+    maxlower.prove.ProofOptions' fields (max_dim, timeout, signed_zeros) or a
+    ProofOptions: every rewrite site of the run is proved equal to the node it replaced
+    (maxlower.prove.sites.prove_run), and the result is returned only if every site is;
+    else CounterexampleFound (a site differs: `error.report.counterexample` holds the
+    inputs) or ProofInconclusive (the message names the node, op and size), one line
+    each, as the command line's exit codes 1 and 5."""
+    from maxlower.prove import ProofOptions, require_solver
+
+    proving = ProofOptions.of(prove)
+    if proving is not None:
+        require_solver()
     if report is not None:
         from maxlower.report import ReportFile
 
         with ReportFile(report) as file:  # vetted before any work, written last
-            return _run_job(model, job, base_dir, file)
-    return _run_job(model, job, base_dir, None)
+            return _run_job(model, job, base_dir, file, proving)
+    return _run_job(model, job, base_dir, None, proving)
 
 
 def _run_job(
-    model: ModelLike, job: Job, base_dir: str | os.PathLike[str] | None, file: ReportFile | None
+    model: ModelLike,
+    job: Job,
+    base_dir: str | os.PathLike[str] | None,
+    file: ReportFile | None,
+    proving: ProofOptions | None = None,
 ) -> tuple[ModelLike, Report]:
     from maxlower import pipeline
 
@@ -97,14 +126,22 @@ def _run_job(
     path = pathlib.Path(base_dir) / _LABEL
     prepared = _labelled(lambda: pipeline.prepare(proto, path, directory_known=known))
     before = None
-    if file is not None:  # the input as the pipeline starts from it (run changes it)
-        before = onnx.ModelProto()
+    if file is not None or proving is not None:  # the input as the pipeline starts from
+        before = onnx.ModelProto()  # it (run changes it)
         before.CopyFrom(prepared)
     outcome = _labelled(lambda: pipeline.run(prepared, job, base_dir))
+    proof = None
+    if proving is not None and before is not None:
+        from maxlower.prove.sites import prove_run
+
+        proof = outcome.report.proof = prove_run(before, outcome, job, proving)
+        error = proof.error()
+        if error is not None:
+            raise error
     if file is not None and before is not None:
         from maxlower.report import job_report
 
-        file.write(job_report(_LABEL, before, outcome, job, file.seconds))
+        file.write(job_report(_LABEL, before, outcome, job, file.seconds, None, proof))
     if not isinstance(model, ir.Model):
         return outcome.proto, outcome.report
     converted = deserialize(outcome.proto)

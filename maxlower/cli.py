@@ -12,6 +12,7 @@ import signal
 import sys
 import time
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import click
 
@@ -31,7 +32,7 @@ from maxlower.io import (
 )
 from maxlower.pipeline import Job
 from maxlower.profiles import Profile, ProfileSet, load_profiles, shipped_profiles
-from maxlower.prove.cli import prove_command
+from maxlower.prove.cli import proof_options, prove_command
 from maxlower.safety import load_comparable
 from maxlower.verify.cli import (
     VERIFY_EXIT_CODES_HELP,
@@ -41,6 +42,9 @@ from maxlower.verify.cli import (
 )
 from passes.builder import schema_version
 from passes.errors import ConversionError, concise
+
+if TYPE_CHECKING:
+    from maxlower.prove import ProofOptions
 
 EXIT_INVALID, EXIT_NO_EXACT_FORM, EXIT_INTERNAL = 2, 3, 4
 # Interrupted: 128 + the signal, as shells report it (SIGINT 130, SIGTERM 143, SIGHUP 129).
@@ -53,7 +57,8 @@ READ_INPUTS = "the --inputs archive"
 EXIT_CODES_HELP = f"""\b
 Exit codes:
   0  success
-  1  verification found a difference (verify, and --verify on convert/lower)
+  1  verification found a difference (verify, and --verify on convert/lower), or
+     --prove found a counterexample
   2  bad invocation, or the input is not a readable, valid ONNX model
      (missing file, directory, FIFO or device, garbled protobuf, opset
      outside 1..{LATEST_OPSET}), or an output path that is not a regular file
@@ -61,6 +66,7 @@ Exit codes:
   3  no exact conversion exists: the message names the node, the op, the
      reason and what would make it possible
   4  internal error in maxlower (a bug: please report it, with --debug output)
+  5  --prove on convert/lower: a rewrite site could not be proved (inconclusive)
   130, 143, 129  interrupted by SIGINT, SIGTERM or SIGHUP: nothing written
 """
 
@@ -271,6 +277,13 @@ With --verify the original and the result run on the same generated inputs (see
 `maxlower verify --help`, whose input options apply here too); on a difference
 nothing is written and the exit code is 1 (--force writes anyway, still exit 1).
 
+With --prove every rewrite site of the run is proved equal to the node it replaced,
+for all inputs, by the SMT prover (see `maxlower prove --help`; needs maxlower[prove]):
+on a counterexample nothing is written, its inputs go to OUT.counterexample.npz and the
+exit code is 1; on an inconclusive site (an op outside the prover's fragment, a size past
+its budget, a timeout: the message names the node, op and size) nothing is written and
+the exit code is 5. --force writes anyway and keeps the exit code.
+
 {EXIT_CODES_HELP}""",
     short_help="Convert a model to another opset, exactly.",
 )
@@ -317,6 +330,7 @@ nothing is written and the exit code is 1 (--force writes anyway, still exit 1).
     "outputs can differ from the original's in the last bits.",
 )
 @verification_options(gate=True)
+@proof_options
 @REPORT_OPTION
 @QUIET_OPTION
 @TIMINGS_OPTION
@@ -334,6 +348,7 @@ def convert(
     verification: Verification,
     timings: bool,
     report_path: pathlib.Path | None,
+    proving: ProofOptions | None,
 ) -> None:
     progress = Progress()  # stage lines and a bar for the data file, on a terminal only
     with _errors_to_exit_codes(debug), _timings_report(progress, timings), _no_cyclic_gc():
@@ -345,7 +360,15 @@ def convert(
         check_target_opset(opset)
         job = Job(opset, profile, expand_functions)
         _run_and_write(
-            input_path, output_path, job, dry_run, quiet, verification, progress, report_path
+            input_path,
+            output_path,
+            job,
+            dry_run,
+            quiet,
+            verification,
+            progress,
+            report_path,
+            proving,
         )
 
 
@@ -375,6 +398,9 @@ Examples:
 With --verify the original and the result run on the same generated inputs (see
 `maxlower verify --help`); on a difference nothing is written and the exit code is 1.
 
+With --prove every rewrite site is proved by the SMT prover before writing, as for
+`convert --prove`: a counterexample exits 1, an inconclusive site 5, nothing written.
+
 {EXIT_CODES_HELP}
 Here exit code 3 means that some node has no exact form that P accepts; the message
 says what P would have to accept. An unknown or malformed profile is exit code 2.""",
@@ -397,6 +423,7 @@ says what P would have to accept. An unknown or malformed profile is exit code 2
     help="Allow replacing IN with the result (the default OUT becomes IN).",
 )
 @verification_options(gate=True)
+@proof_options
 @REPORT_OPTION
 @QUIET_OPTION
 @TIMINGS_OPTION
@@ -412,6 +439,7 @@ def lower(
     verification: Verification,
     timings: bool,
     report_path: pathlib.Path | None,
+    proving: ProofOptions | None,
 ) -> None:
     progress = Progress()
     with _errors_to_exit_codes(debug), _timings_report(progress, timings), _no_cyclic_gc():
@@ -420,7 +448,15 @@ def lower(
         output_path = _output_path(input_path, output_path, in_place, default)
         job = Job(profile=profile)
         _run_and_write(
-            input_path, output_path, job, dry_run, quiet, verification, progress, report_path
+            input_path,
+            output_path,
+            job,
+            dry_run,
+            quiet,
+            verification,
+            progress,
+            report_path,
+            proving,
         )
 
 
@@ -433,18 +469,28 @@ def _run_and_write(
     verification: Verification,
     progress: Progress,
     report_path: pathlib.Path | None = None,
+    proving: ProofOptions | None = None,
 ) -> None:
     """What `convert` and `lower` do once their options are read: the pipeline, the
-    report, --verify, --json, --report, and the output files, all written together at
-    the end (`maxlower.files.Outputs`: nothing is left behind when a later step refuses)."""
+    report, --verify, --prove, --json, --report, and the output files, all written
+    together at the end (`maxlower.files.Outputs`: nothing is left behind when a later
+    step refuses)."""
     started = time.perf_counter()
+    if proving is not None:
+        from maxlower.prove import require_solver
+
+        require_solver()  # before any work
     with Outputs(_reads(input_path, job, verification)) as outputs:
         _declare_outputs(outputs, input_path, None if dry_run else output_path, verification)
         if report_path is not None:
             outputs.declare(report_path, "--report")
+        counterexample_path = _counterexample_path(output_path, dry_run, proving)
+        if counterexample_path is not None:
+            outputs.declare(counterexample_path, "--prove's counterexample", optional=True)
         prepared = load_proto(input_path, progress=progress)
         base_dir = input_path.parent
-        before = _copy_proto(prepared) if report_path is not None else None
+        keep = report_path is not None or proving is not None
+        before = _copy_proto(prepared) if keep else None
         original = None
         if verification.enabled:  # the input as it is before the pipeline changes it
             original = inlined(prepared, base_dir)  # every external tensor, from base_dir
@@ -465,24 +511,84 @@ def _run_and_write(
                     None if dry_run else output_path,
                     quiet=quiet,
                 )
+        proof = None
+        if proving is not None and before is not None:
+            proof = _proof(before, outcome, job, proving, outputs, counterexample_path, quiet)
+            allowed &= proof.ok or verification.force or dry_run
+            if not proof.ok and not dry_run:
+                _proof_refusal(proof, output_path, verification.force, quiet)
         if verification.json_path is not None:
             verdict = verification.report.to_dict() if verification.report else None
             document = {"input": str(input_path), **report.to_dict(), "verification": verdict}
+            document["proof"] = proof.to_dict() if proof is not None else None
             outputs.stage_text(verification.json_path, json.dumps(document, indent=2) + "\n")
         if report_path is not None and before is not None:
             from maxlower.report import job_report
 
             seconds = time.perf_counter() - started
-            page = job_report(str(input_path), before, outcome, job, seconds, verification.report)
+            page = job_report(
+                str(input_path), before, outcome, job, seconds, verification.report, proof
+            )
             outputs.stage_text(report_path, page)
         if allowed and not dry_run:
             write_checked(outcome.checked, output_path, progress=progress, outputs=outputs)
         outputs.commit()
-    if not allowed:
-        verification.finish()
-    if not quiet:
+    if allowed and not quiet:
         echo(f"dry run: {output_path} not written" if dry_run else f"wrote {output_path}")
-    verification.finish()
+    _finish(verification, proof)
+
+
+def _counterexample_path(
+    output_path: pathlib.Path, dry_run: bool, proving: ProofOptions | None
+) -> pathlib.Path | None:
+    """Where --prove writes a counterexample's inputs: beside OUT, as `maxlower prove`
+    writes them beside CANDIDATE (a dry run writes nothing)."""
+    if proving is None or dry_run:
+        return None
+    return output_path.with_name(f"{output_path.name}.counterexample.npz")
+
+
+def _proof(before, outcome, job, proving, outputs, counterexample_path, quiet):
+    """--prove: every rewrite site of the run proved; the verdict printed, a
+    counterexample's inputs staged as .npz."""
+    from maxlower.prove.sites import prove_run
+
+    proof = outcome.report.proof = prove_run(before, outcome, job, proving)
+    counterexample = proof.counterexample
+    if counterexample is not None and counterexample_path is not None:
+        import numpy as np
+
+        counterexample.path = str(counterexample_path)
+        with open(outputs.stage(counterexample_path), "wb") as handle:
+            np.savez(handle, **counterexample.inputs)
+    if not quiet:
+        echo("\n".join(["proof: " + line for line in proof.lines()[:1]] + proof.lines()[1:]))
+    return proof
+
+
+def _proof_refusal(proof, output_path, force, quiet) -> None:
+    """The one line that says OUT was not written (or is, with --force) and why."""
+    error = proof.error()
+    if force:
+        if not quiet:
+            echo(f"--force: writing {output_path} although the {error}")
+        return
+    echo(
+        f"maxlower: error: {output_path} not written: {error} (--force writes it anyway)", err=True
+    )
+
+
+def _finish(verification: Verification, proof) -> None:
+    """Exit 1 if verification or the proof found a difference, else the code of the one
+    that did not pass (2 not verified, 5 inconclusive)."""
+    codes = []
+    if verification.report is not None and not verification.report.ok:
+        codes.append(exit_code(verification.report))
+    error = proof.error() if proof is not None else None
+    if error is not None:
+        codes.append(error.exit_code)
+    if codes:
+        sys.exit(1 if 1 in codes else codes[0])
 
 
 def _copy_proto(proto):

@@ -88,6 +88,8 @@ class Report:
     lowerings: list[Lowering] = dataclasses.field(default_factory=list)
     profile: str | None = None
     unlowered: list[Unlowered] = dataclasses.field(default_factory=list)  # Job.keep_going
+    # the verdict of --prove / prove= (maxlower.prove.sites.SitesReport), when asked for
+    proof: Any = None
 
     def kinds(self) -> dict[str, list[Change]]:
         """The changes grouped by kind: family rewrites, then the other ops relabelled,

@@ -11,6 +11,7 @@ adapter and decomposition, `cli` holds the command. The solver is an optional ex
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 from typing import Any
 
@@ -18,6 +19,77 @@ INSTALL_HINT = (
     'the prover needs the z3-solver package: pip install "maxlower[prove]" '
     "(or pip install z3-solver)"
 )
+
+
+DEFAULT_MAX_DIM = 4
+DEFAULT_SITE_TIMEOUT = 60.0
+
+
+@dataclasses.dataclass(frozen=True)
+class ProofOptions:
+    """How `--prove` / `prove=` proves a run's sites: symbolic dims bound 0..max_dim,
+    `timeout` seconds of solver per site, ±0 counted equal unless `signed_zeros`."""
+
+    max_dim: int = DEFAULT_MAX_DIM
+    timeout: float = DEFAULT_SITE_TIMEOUT
+    signed_zeros: bool = False
+
+    @classmethod
+    def of(cls, value: Any) -> ProofOptions | None:
+        """The library's `prove=` argument: False/None (no proof), True (the defaults), a
+        ProofOptions, or a dict of its fields; numbers checked as the command line checks
+        them (InvalidModelError, one line)."""
+        from maxlower.api import InvalidModelError
+        from maxlower.verify.options import check_number
+
+        if value is None or value is False:
+            return None
+        if value is True:
+            return cls()
+        if isinstance(value, dict):
+            unknown = set(value) - {"max_dim", "timeout", "signed_zeros"}
+            if unknown:
+                raise InvalidModelError(
+                    f"prove=: unknown option(s) {sorted(unknown)}; it takes max_dim, "
+                    "timeout and signed_zeros"
+                )
+            value = cls(**value)
+        if not isinstance(value, cls):
+            raise InvalidModelError(
+                f"prove=: expected True, a dict or maxlower.prove.ProofOptions, not {value!r}"
+            )
+        check_number("--prove-max-dim", value.max_dim)
+        check_number("--prove-timeout", value.timeout)
+        return value
+
+
+# What `prove=` takes on the library's functions (see ProofOptions.of).
+ProveLike = bool | ProofOptions | dict[str, float] | None
+
+
+class ProofFailed(Exception):
+    """`prove=` on convert / lower / run_job (and `--prove`): the rewrite sites of the run
+    were not all proved; `report` is the maxlower.prove.sites.SitesReport. One line."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, report: Any = None) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+class CounterexampleFound(ProofFailed):
+    """A site's replacement differs from its node on some input (exit code 1); the
+    report's `counterexample` holds those inputs, replayed in onnx.reference."""
+
+    exit_code = 1
+
+
+class ProofInconclusive(ProofFailed):
+    """Some site could not be proved: an op or size outside the prover's fragment, or the
+    solver timed out (exit code 5); the message names the node, op and size."""
+
+    exit_code = 5
 
 
 def require_solver() -> None:
@@ -36,4 +108,13 @@ def prove(*args: Any, **kwargs: Any) -> Any:
     return core_prove(*args, **kwargs)
 
 
-__all__ = ["INSTALL_HINT", "prove", "require_solver"]
+__all__ = [
+    "INSTALL_HINT",
+    "CounterexampleFound",
+    "ProofFailed",
+    "ProofInconclusive",
+    "ProofOptions",
+    "ProveLike",
+    "prove",
+    "require_solver",
+]

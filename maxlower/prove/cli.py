@@ -1,7 +1,7 @@
 """`maxlower prove`: the command (registered on the main group by maxlower.cli).
 
     maxlower prove REFERENCE CANDIDATE [--dim NAME=N ...] [--max-dim N] [--timeout S]
-                   [--json F] [--counterexample F] [--signed-zeros]
+                   [--json F] [--counterexample F] [--signed-zeros] [--report F.html]
     maxlower prove --rules [--max-dim N] [--timeout S] [--json F]
 
 Exit codes: 0 proved, 1 counterexample (its inputs written as .npz and replayed in
@@ -11,9 +11,11 @@ size outside the fragment, or the solver timed out: the message names it).
 
 from __future__ import annotations
 
+import functools
 import json
 import pathlib
 import sys
+import time
 
 import click
 import numpy as np
@@ -51,6 +53,62 @@ def _parse_dims(ctx, param, values) -> dict[str, int]:
     return dims
 
 
+PROVE_FLAGS = {"prove_max_dim": "--prove-max-dim", "prove_timeout": "--prove-timeout"}
+
+
+def proof_options(function):
+    """--prove, --prove-max-dim N and --prove-timeout S on `convert` and `lower`, passed on
+    as one `proving` argument: a maxlower.prove.sites.ProofOptions, or None without
+    --prove. Apply it below `verification_options` (which lets --force serve --prove)."""
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        enabled = kwargs.pop("prove_flag")
+        given = {name: kwargs.pop(name) for name in PROVE_FLAGS}
+        used = [PROVE_FLAGS[n] for n, v in given.items() if v is not None]
+        if not enabled and used:
+            raise click.UsageError(f"{', '.join(used)} only apply with --prove")
+        kwargs["proving"] = None
+        if enabled:  # (the values are checked already: Number)
+            from maxlower.prove import ProofOptions
+
+            defaults = ProofOptions()
+            kwargs["proving"] = ProofOptions(
+                defaults.max_dim if given["prove_max_dim"] is None else given["prove_max_dim"],
+                defaults.timeout if given["prove_timeout"] is None else given["prove_timeout"],
+            )
+        return function(*args, **kwargs)
+
+    options = [
+        click.option(
+            "--prove",
+            "prove_flag",
+            is_flag=True,
+            help="Prove every rewrite site of this run equal to the node it replaced, for "
+            "all inputs, with the SMT prover (`maxlower prove`; needs maxlower[prove]); "
+            "write only if every site is proved: a counterexample exits 1 (its inputs "
+            "written as OUT.counterexample.npz), an inconclusive site exits 5.",
+        ),
+        click.option(
+            "--prove-max-dim",
+            type=Number("--prove-max-dim"),
+            default=None,
+            metavar="N",
+            help="With --prove: symbolic dims take each size 0..N (default 4).",
+        ),
+        click.option(
+            "--prove-timeout",
+            type=Number("--prove-timeout"),
+            default=None,
+            metavar="S",
+            help="With --prove: seconds for the solver on one site (default 60).",
+        ),
+    ]
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper
+
+
 def prove_command(cli: click.Group, errors_to_exit_codes, debug_option) -> None:
     @cli.command(
         "prove",
@@ -65,6 +123,11 @@ Outputs are compared with NaN equal to NaN and -0.0 equal to +0.0 (or
 distinct, --signed-zeros). Semantics are ONNX's, and onnx.reference's where
 ONNX is silent (NaN in ReduceMax/ArgMax); a float to integer Cast of NaN or
 out of range is undefined, and integer arithmetic wraps around (reported).
+
+When the whole-model proof is outside the fragment (a Conv elsewhere in the
+model) or too large, the regions where the two models differ are proved one by
+one and compose into a proof of the whole (method "sites"; the nodes both share
+are taken as equal, an assumption the report states across opsets).
 
 With --rules: prove every version adapter and decomposition that maxlower
 ships, per dtype, at n = 1..--max-dim (default 4), and print the table.
@@ -113,6 +176,15 @@ Examples:
     @click.option(
         "--json", "json_path", type=click.Path(path_type=pathlib.Path), help="Write the report."
     )
+    @click.option(
+        "--report",
+        "report_path",
+        type=click.Path(path_type=pathlib.Path),
+        default=None,
+        metavar="FILE.html",
+        help="Also write the verdict as a page (as `verify --report`): a proof by regions "
+        "draws each region with its status.",
+    )
     @debug_option
     def prove(
         reference,
@@ -124,15 +196,16 @@ Examples:
         signed_zeros,
         counterexample_path,
         json_path,
+        report_path,
         debug,
     ) -> None:
         with errors_to_exit_codes(debug):
             from maxlower.prove import require_solver
 
-            if rules and (reference is not None or candidate is not None or dims):
+            if rules and (reference is not None or candidate is not None or dims or report_path):
                 raise InvalidModelError(
-                    "--rules proves the shipped rules and takes no models or --dim; "
-                    "drop them, or drop --rules"
+                    "--rules proves the shipped rules and takes no models, --dim or "
+                    "--report; drop them, or drop --rules"
                 )
             if not rules and (reference is None or candidate is None):
                 raise InvalidModelError(
@@ -151,11 +224,14 @@ Examples:
                     signed_zeros,
                     counterexample_path,
                     json_path,
+                    report_path,
                 )
             )
 
 
-def _models(reference, candidate, dims, max_dim, timeout, signed_zeros, cex_path, json_path):
+def _models(
+    reference, candidate, dims, max_dim, timeout, signed_zeros, cex_path, json_path, report_path
+):
     from maxlower.io import load_proto
     from maxlower.prove.core import (
         COUNTEREXAMPLE,
@@ -163,8 +239,8 @@ def _models(reference, candidate, dims, max_dim, timeout, signed_zeros, cex_path
         DEFAULT_TIMEOUT,
         PROVED,
         Policy,
-        prove,
     )
+    from maxlower.prove.sites import prove_models
 
     cex_path = cex_path or candidate.with_name(candidate.name + ".counterexample.npz")
     reads = {"the reference model": reference, "the candidate model": candidate}
@@ -172,8 +248,11 @@ def _models(reference, candidate, dims, max_dim, timeout, signed_zeros, cex_path
         outputs.declare(cex_path, "--counterexample")
         if json_path is not None:
             outputs.declare(json_path, "--json")
+        if report_path is not None:
+            outputs.declare(report_path, "--report")
+        started = time.perf_counter()
         models = [load_proto(reference), load_proto(candidate)]
-        report = prove(
+        report = prove_models(
             *models,
             dims=dims,
             max_dim=DEFAULT_MAX_DIM if max_dim is None else max_dim,
@@ -188,6 +267,12 @@ def _models(reference, candidate, dims, max_dim, timeout, signed_zeros, cex_path
         if json_path is not None:
             outputs.stage_text(json_path, report.to_json())
         echo(f"{reference} vs {candidate}: {report.summary()}")
+        if report_path is not None:
+            from maxlower.report import prove_report
+
+            seconds = time.perf_counter() - started
+            label = f"{reference} vs {candidate}"
+            outputs.stage_text(report_path, prove_report(label, *models, seconds, report))
         outputs.commit()
     if report.status == PROVED:
         return EXIT_PROVED
@@ -196,7 +281,6 @@ def _models(reference, candidate, dims, max_dim, timeout, signed_zeros, cex_path
 
 def _rules(max_dim, timeout, signed_zeros, json_path) -> int:
     import dataclasses
-    import time
 
     from maxlower.prove.core import COUNTEREXAMPLE, PROVED, Policy
     from maxlower.prove.rules import prove_rules, table

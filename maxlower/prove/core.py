@@ -217,6 +217,9 @@ def prove(
             cases.append(Case(binding, INCONCLUSIVE, seconds, outcome))
             return _finish(INCONCLUSIVE, policy, cases, assumptions, start, reason=outcome)
         cases.append(Case(binding, PROVED, seconds))
+    if cases and all(c.status == "undefined" for c in cases):
+        reason = "the reference is undefined at every binding of the dims (--dim, --max-dim)"
+        return _finish(INCONCLUSIVE, policy, cases, assumptions, start, reason=reason)
     return _finish(PROVED, policy, cases, assumptions, start)
 
 
@@ -276,7 +279,9 @@ def _run(model, inputs, side):
             raise Undefined(str(error)) from None
         raise OutsideFragment(f"{side}: {error}") from None
     except (ValueError, IndexError, KeyError) as error:
-        kind = CannotRun if side == "candidate" else OutsideFragment
+        # the reference has no result at these shapes (its inputs do not broadcast, say):
+        # ONNX defines nothing there, so the binding is skipped as undefined
+        kind = CannotRun if side == "candidate" else Undefined
         raise kind(f"{side}: cannot run at these shapes ({error})") from None
 
 

@@ -159,4 +159,37 @@ def semilattice_equal(a: onnx.ModelProto, b: onnx.ModelProto) -> bool | None:
         return None
 
 
-__all__ = ["semilattice_equal"]
+def semilattice_witness(a: onnx.ModelProto, b: onnx.ModelProto) -> dict[str, np.ndarray] | None:
+    """Inputs on which two max-only graphs differ, when their sets differ (None when they
+    do not, or a graph is not max-only): the first input element in one output element's
+    set and not the other's at the top value (+inf, the type's maximum, True; the bottom
+    for the Min family), every other element at the family's identity."""
+    dtypes = {v.type.tensor_type.elem_type for m in (a, b) for v in m.graph.input}
+    if len(dtypes) != 1 or semilattice_equal(a, b) is not False:
+        return None
+    dtype = dtypes.pop()
+    (out_a, ia), (out_b, ib) = _sets(a, dtype), _sets(b, dtype)
+    direction = ia.direction or ib.direction or +1
+    ia.direction = ib.direction = direction
+    odd = None
+    for x, y in zip(out_a, out_b):
+        for p, q in zip(x.arr.reshape(-1), y.arr.reshape(-1)):
+            apart = ia._as_set(p) ^ ib._as_set(q)
+            if apart:
+                odd = min(apart)
+                break
+        if odd is not None:
+            break
+    if odd is None:
+        return None
+    np_dtype = onnx.helper.tensor_dtype_to_np_dtype(dtype)
+    inputs = {}
+    for value in a.graph.input:
+        shape = tuple(d.dim_value for d in value.type.tensor_type.shape.dim)
+        inputs[value.name] = np.full(shape, _identity(dtype, direction), dtype=np_dtype)
+    name, index = odd
+    inputs[name].reshape(-1)[index] = _identity(dtype, -direction)
+    return inputs
+
+
+__all__ = ["semilattice_equal", "semilattice_witness"]

@@ -1,7 +1,8 @@
 """`--report FILE.html`: one self-contained HTML page of what a command did, for people.
 
-    job_report(label, before, outcome, job, seconds, verification)   the page, as text
+    job_report(label, before, outcome, job, seconds, verification, proof)   the page
     verify_report(label, reference, candidate, seconds, verification)
+    prove_report(label, reference, candidate, seconds, proof)
 
 `before` is the model as `pipeline.prepare` gave it (a copy: `pipeline.run` changes it);
 `outcome` is what `pipeline.run` returned. The command line (`convert`, `lower`, `verify`)
@@ -77,13 +78,15 @@ def job_report(
     job: Job,
     seconds: float,
     verification=None,
+    proof=None,
 ) -> str:
-    """The page for `convert` or `lower`: `before` went through `job` into `outcome`."""
+    """The page for `convert` or `lower`: `before` went through `job` into `outcome`;
+    `proof`: the --prove verdict (maxlower.prove.sites.SitesReport), shown per site."""
     report = outcome.report
     facts = Facts(
         label, job_text(job), report.source_opset, report.target_opset, report.profile, seconds
     )
-    return render(facts, stages(before, outcome, job), verification)
+    return render(facts, stages(before, outcome, job), verification, proof)
 
 
 def verify_report(
@@ -99,6 +102,21 @@ def verify_report(
         label, "verify", _default_opset(reference), _default_opset(candidate), None, seconds
     )
     return render(facts, [Stage("verification", reference, candidate, [])], verification)
+
+
+def prove_report(
+    label: str, reference: onnx.ModelProto, candidate: onnx.ModelProto, seconds: float, proof
+) -> str:
+    """The page for `maxlower prove A B`: the verdict, and, for a proof by regions
+    (maxlower.prove.sites.SitesReport), each region drawn with its status."""
+    reference, candidate = _typed(reference), _typed(candidate)
+    facts = Facts(
+        label, "prove", _default_opset(reference), _default_opset(candidate), None, seconds
+    )
+    proofs = getattr(proof, "sites", [])
+    found = [Record(p.where, p.node, p.op_type, p.kind, "-", p.status) for p in proofs]
+    stage = proofs[0].stage if proofs else "proof"
+    return render(facts, [Stage(stage, reference, candidate, found)], None, proof)
 
 
 def _typed(model: onnx.ModelProto | ir.Model) -> onnx.ModelProto:
@@ -152,4 +170,4 @@ class ReportFile:
         self._outputs.commit()
 
 
-__all__ = ["ReportFile", "job_report", "records", "stages", "verify_report"]
+__all__ = ["ReportFile", "job_report", "prove_report", "records", "stages", "verify_report"]

@@ -44,8 +44,9 @@ class Facts:
     seconds: float
 
 
-def render(facts: Facts, stages: list[Stage], verification=None) -> str:
-    """The whole page. `verification`: a maxlower.verify.VerifyReport, or None."""
+def render(facts: Facts, stages: list[Stage], verification=None, proof=None) -> str:
+    """The whole page. `verification`: a maxlower.verify.VerifyReport, or None; `proof`:
+    a maxlower.prove.sites.SitesReport (--prove), or None."""
     drawn: list[tuple[Stage, Site]] = []
     unplaced: list[Record] = []
     for stage in stages:
@@ -58,8 +59,8 @@ def render(facts: Facts, stages: list[Stage], verification=None) -> str:
     drawn = _drawn_first(drawn, diverging)
     parts = [
         _head(facts),
-        _summary(facts, stages, drawn, found, verification),
-        _sites_section(drawn, found, diverging),
+        _summary(facts, stages, drawn, found, verification, proof),
+        _sites_section(drawn, found, diverging, _site_proofs(proof)),
         _verification_section(verification, stages, drawn, diverging),
         _versions_section(stages, drawn),
         _FOOT,
@@ -94,7 +95,7 @@ def _head(facts: Facts) -> str:
     )
 
 
-def _summary(facts: Facts, stages: list[Stage], drawn, found: int, verification) -> str:
+def _summary(facts: Facts, stages: list[Stage], drawn, found: int, verification, proof) -> str:
     records = [r for stage in stages for r in stage.records]
     kinds: dict[str, int] = {}
     for record in records:
@@ -110,6 +111,10 @@ def _summary(facts: Facts, stages: list[Stage], drawn, found: int, verification)
         ("Time taken", f'<span id="elapsed">{facts.seconds:.2f} s</span>'),
         ("Verdict", _verdict(verification)),
     ]
+    if proof is not None:
+        css = "status " + {"proved": "ok", "counterexample": "bad"}.get(proof.status, "unknown")
+        head = proof.headline() if hasattr(proof, "headline") else proof.summary().split("\n")[0]
+        items.append(("Proof", f"<span class='{css}'>{escape(head)}</span>"))
     rows = "".join(f"<tr><th scope='row'>{k}</th><td>{v}</td></tr>" for k, v in items)
     kind_rows = (
         "".join(
@@ -165,12 +170,22 @@ def _drawn_text(drawn: int, found: int) -> str:
     return f"{drawn:,} of {found:,} (the table lists them all)"
 
 
-def _sites_section(drawn: list[tuple[Stage, Site]], found: int, diverging: str | None) -> str:
+def _site_proofs(proof) -> dict:
+    """{(stage, where, node): the site's proof} of a --prove verdict."""
+    return {(p.stage, p.where, p.node): p for p in getattr(proof, "sites", [])}
+
+
+def _sites_section(
+    drawn: list[tuple[Stage, Site]], found: int, diverging: str | None, proofs: dict
+) -> str:
     if not drawn:
         body = "<p>No node was rewritten: nothing to draw (version changes are listed below).</p>"
     else:
         body = _legend() + "".join(
-            _site_html(k + 1, stage, site, diverging) for k, (stage, site) in enumerate(drawn)
+            _site_html(
+                k + 1, stage, site, diverging, proofs.get((stage.name, site.where, site.node))
+            )
+            for k, (stage, site) in enumerate(drawn)
         )
     return (
         '<section id="rewrites" aria-labelledby="rewrites-h">'
@@ -189,7 +204,7 @@ def _legend() -> str:
     )
 
 
-def _site_html(number: int, stage: Stage, site: Site, diverging: str | None) -> str:
+def _site_html(number: int, stage: Stage, site: Site, diverging: str | None, proof=None) -> str:
     before, after, shared = _halves(site)
     title = f"Rewrite {number}: node {site.node} ({site.op_type}) in {site.where}"
     svg = site_svg(before, after, shared, title=title, diverging=diverging)
@@ -217,6 +232,13 @@ def _site_html(number: int, stage: Stage, site: Site, diverging: str | None) -> 
         marks = "<p class='diverging-note'>⚠ The first diverging node is in this drawing.</p>"
     messages = "".join(f"<li>{escape(m)}</li>" for m in site.messages)
     kinds = ", ".join(dict.fromkeys(site.kinds))
+    if proof is not None:
+        css = "status " + {"proved": "ok", "counterexample": "bad"}.get(proof.status, "unknown")
+        reason = f": {escape(proof.reason)}" if proof.reason else ""
+        marks += (
+            f"<p class='proof'>Proof: <span class='{css}'>{escape(proof.status.upper())}</span>"
+            f" (method {escape(proof.method)}, {proof.seconds:.2f} s){reason}</p>"
+        )
     return (
         f'<article class="site" id="site-{number}" aria-labelledby="site-{number}-h">'
         f'<h3 id="site-{number}-h">{number}. node <code>{escape(site.node)}</code> '

@@ -34,6 +34,10 @@ class Scope:
     inputs: list[str]
     outputs: list[str]
     constants: set[str]  # initializers (and Constant outputs are nodes: drawn as nodes)
+    # value name -> its TypeProto, and initializer name -> its TensorProto (outer scopes
+    # included): what the prover needs to rebuild a site as a model of its own
+    type_protos: collections.ChainMap = dataclasses.field(default_factory=collections.ChainMap)
+    tensors: collections.ChainMap = dataclasses.field(default_factory=collections.ChainMap)
 
     def order(self) -> dict[int, int]:
         """{id(node): its place in the graph}."""
@@ -89,19 +93,10 @@ def scopes(model: onnx.ModelProto) -> dict[str, Scope]:
     """{where: Scope} for every graph of `model`, named as the passes name them
     ("main graph > then_branch of node 'pick'", "function example.local::LastArgMax")."""
     found: dict[str, Scope] = {}
-    graph = model.graph
-    types = collections.ChainMap(
-        {v.name: type_text(v.type) for v in [*graph.value_info, *graph.input, *graph.output]}
-    )
-    for tensor in graph.initializer:
-        types.maps[0].setdefault(tensor.name, _tensor_type(tensor))
-    _add_scope(found, "main graph", graph, types)
+    _add_scope(found, "main graph", model.graph, _Types())
     for function in model.functions:
-        function_types = collections.ChainMap(
-            {v.name: type_text(v.type) for v in getattr(function, "value_info", [])}
-        )
         where = f"function {function.domain}::{function.name}"
-        _add_scope(found, where, function, function_types)
+        _add_scope(found, where, function, _Types())
     for function in model.functions:
         _type_from_calls(found, function)
     return found
@@ -120,24 +115,58 @@ def _type_from_calls(found: dict[str, Scope], function: onnx.FunctionProto) -> N
     for formals, actual_of in ((function.input, "input"), (function.output, "output")):
         for k, formal in enumerate(formals):
             seen = {
-                caller.types.get(getattr(node, actual_of)[k])
+                caller.type_protos[actual].SerializeToString(deterministic=True)
+                if actual in caller.type_protos
+                else None
                 for caller, node in calls
-                if k < len(getattr(node, actual_of))
+                for actual in getattr(node, actual_of)[k : k + 1]
             }
             if len(seen) == 1 and None not in seen:
-                scope.types.maps[0].setdefault(formal, seen.pop())
+                type_proto = onnx.TypeProto.FromString(seen.pop())
+                scope.type_protos.maps[0].setdefault(formal, type_proto)
+                scope.types.maps[0].setdefault(formal, type_text(type_proto))
 
 
-def _add_scope(found: dict[str, Scope], where: str, graph, types: collections.ChainMap) -> None:
+@dataclasses.dataclass
+class _Types:
+    """The types (as text and as TypeProto) and initializers visible in one graph."""
+
+    text: collections.ChainMap = dataclasses.field(default_factory=collections.ChainMap)
+    protos: collections.ChainMap = dataclasses.field(default_factory=collections.ChainMap)
+    tensors: collections.ChainMap = dataclasses.field(default_factory=collections.ChainMap)
+
+    def inner(self, graph) -> _Types:
+        """The types seen in `graph` (a graph or a function), nested in these."""
+        protos = {
+            v.name: v.type
+            for v in [*getattr(graph, "value_info", []), *graph.input, *graph.output]
+            if not isinstance(v, str)
+        }
+        tensors = {t.name: t for t in getattr(graph, "initializer", [])}
+        text = {name: type_text(t) for name, t in protos.items()}
+        for tensor in tensors.values():
+            text.setdefault(tensor.name, _tensor_type(tensor))
+            protos.setdefault(tensor.name, _tensor_type_proto(tensor))
+        return _Types(
+            self.text.new_child(text),
+            self.protos.new_child(protos),
+            self.tensors.new_child(tensors),
+        )
+
+
+def _add_scope(found: dict[str, Scope], where: str, graph, outer: _Types) -> None:
     initializers = getattr(graph, "initializer", [])
+    types = outer.inner(graph)
     found[where] = Scope(
         where,
         list(graph.node),
         {output: node for node in graph.node for output in node.output if output},
-        types,
+        types.text,
         [v if isinstance(v, str) else v.name for v in graph.input],
         [v if isinstance(v, str) else v.name for v in graph.output],
         {t.name for t in initializers},
+        types.protos,
+        types.tensors,
     )
     for node in graph.node:
         for attr in node.attribute:
@@ -147,12 +176,7 @@ def _add_scope(found: dict[str, Scope], where: str, graph, types: collections.Ch
             for i, body in enumerate(subgraphs):
                 index = f"[{i}]" if attr.type == onnx.AttributeProto.GRAPHS else ""
                 inner = f"{where} > {attr.name}{index} of node '{node_label(node)}'"
-                local = {
-                    v.name: type_text(v.type) for v in [*body.value_info, *body.input, *body.output]
-                }
-                for tensor in body.initializer:
-                    local.setdefault(tensor.name, _tensor_type(tensor))
-                _add_scope(found, inner, body, types.new_child(local))
+                _add_scope(found, inner, body, types)
 
 
 def all_value_names(model: onnx.ModelProto) -> set[str]:
@@ -303,6 +327,10 @@ def _dim_text(dim: onnx.TensorShapeProto.Dimension) -> str:
 
 def _tensor_type(tensor: onnx.TensorProto) -> str:
     return f"{dtype_name(tensor.data_type)}[{','.join(str(d) for d in tensor.dims)}]"
+
+
+def _tensor_type_proto(tensor: onnx.TensorProto) -> onnx.TypeProto:
+    return onnx.helper.make_tensor_type_proto(tensor.data_type, list(tensor.dims))
 
 
 def op_counts(model: onnx.ModelProto) -> collections.Counter:

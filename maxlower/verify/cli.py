@@ -254,8 +254,8 @@ _GATE_OPTIONS = [
         "--force",
         is_flag=True,
         default=None,
-        help="With --verify: write the result even if verification fails (the exit "
-        "code is still 1).",
+        help="With --verify or --prove: write the result even if verification or the "
+        "proof fails (the exit code is still 1, or 5 for an inconclusive proof).",
     ),
 ]
 # parameter name -> its flag
@@ -284,10 +284,12 @@ def verification_options(command=None, *, gate: bool = False):
             given = {name: kwargs.pop(name) for name in _FLAGS if name != "force"}
             enabled = kwargs.pop("verify_flag", True)
             force = kwargs.pop("force", None)
+            proving = bool(kwargs.get("prove_flag"))  # --force serves --prove too
             used = [
                 _FLAGS[n]
                 for n, v in {**given, "force": force}.items()
                 if v is not None and v is not False and v != {} and n != "json_path"
+                if not (proving and n == "force")
             ]
             if not enabled and used:
                 raise click.UsageError(f"{', '.join(used)} only apply with --verify")

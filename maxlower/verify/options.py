@@ -50,6 +50,11 @@ OPTIONS = {
     # maxlower prove: bounded shapes (every element is a solver term)
     "--max-dim": Bounds(True, 0, 64, "an integer from 0 to 64"),
     "--prove-dim": Bounds(True, 0, 4096, "an integer from 0 to 4096"),
+    # convert / lower --prove: the site prover's --max-dim and its timeout per site
+    "--prove-max-dim": Bounds(True, 0, 64, "an integer from 0 to 64"),
+    "--prove-timeout": Bounds(
+        False, 0.0, 86_400.0, "seconds, a number > 0 and <= 86400", above=True
+    ),
 }
 
 

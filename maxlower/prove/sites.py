@@ -1,0 +1,672 @@
+"""Proofs per rewrite site: each node a run rewrote, proved equal to what replaced it.
+
+    report = prove_stages(stages, ProofOptions(max_dim=4, timeout=60.0))
+    report.status, report.sites[k].line(), report.counterexample
+
+A site (maxlower.report.sites: the node before, the nodes after that compute its outputs
+from values that existed before) becomes two small models: the reference is the node at
+the source opset, the candidate the replacement at the target opset. Each reads the same
+free inputs (the values the site shares with the rest of its graph, captured outer values
+of a subgraph or function included, each typed as the model types it); initializers and
+Constant nodes the site reads stay constants. Then:
+
+- `semilattice`: both sides made only of the family's op and element moves (max-only) are
+  compared as sets of input elements, exact at any size (maxlower.prove.semilattice);
+- `full`: otherwise, when the site's free inputs hold at most FULL_ELEMENTS elements (a
+  symbolic dim counted at --max-dim) and each output element reads at most FULL_FAN_IN
+  of them, the SMT proof of maxlower.prove.core;
+- else the site is inconclusive, and the reason names the node, op and size (or the op
+  outside the fragment, checked first).
+
+The sites of every stage proved, each stage computes what its input computed, so the run
+does: the report's method is "sites". A relabelled node keeps its node, so it is no site.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Iterable
+
+import numpy as np
+import onnx
+
+from maxlower.prove import CounterexampleFound, ProofFailed, ProofInconclusive, ProofOptions
+from maxlower.prove.core import (
+    COUNTEREXAMPLE,
+    INCONCLUSIVE,
+    PROVED,
+    Counterexample,
+    Policy,
+    ProofReport,
+    prove,
+)
+from maxlower.prove.semilattice import semilattice_equal, semilattice_witness
+from maxlower.report.sites import Record, Scope, Site, node_label, scopes, sites
+from passes.graph_utils import graph_protos
+
+# What the full SMT proof takes on, measured on this machine (tests/test_prove_sites.py
+# and the README's "Proof" section give the figures): a float32 ReduceMax's select tree
+# over a row of 6 elements proves in 3.4 s, of 8 in 65 s; ArgMax over 6 in 9.6 s; an
+# elementwise Max over 64 elements in 0.5 s. The cost is the elements each output element
+# reads (the fan-in: input elements per output element of the node), and, more mildly,
+# the total. Past these the site is inconclusive unless the semilattice method applies.
+FULL_FAN_IN = 6
+FULL_ELEMENTS = 64
+REMEDY = "check it by testing instead (--verify)"
+RULES_REMEDY = (
+    "; `maxlower prove --rules` proves the rules of Max, ReduceMax and ArgMax (and the Min "
+    "twins) themselves at n <= --max-dim"
+)
+FAMILY = frozenset({"Max", "ReduceMax", "ArgMax", "Min", "ReduceMin", "ArgMin"})
+
+
+@dataclasses.dataclass
+class SiteProof:
+    """The verdict on one site."""
+
+    stage: str
+    where: str
+    node: str
+    op_type: str
+    kind: str  # rewritten, adapted, delegated, expanded, lowered (several: joined by ", ")
+    method: str  # semilattice, full, or "-" (not attempted)
+    status: str
+    seconds: float
+    elements: int
+    reason: str | None = None
+    proof: ProofReport | None = None
+
+    @property
+    def counterexample(self) -> Counterexample | None:
+        return self.proof.counterexample if self.proof is not None else None
+
+    def label(self) -> str:
+        return f"node {self.node!r} ({self.op_type}) in {self.where}"
+
+    def line(self) -> str:
+        text = f"{self.status.upper()}: {self.label()}, {self.kind} ({self.stage})"
+        text += f", method {self.method}, {self.elements} input elements, {self.seconds:.2f} s"
+        return text + (f": {self.reason}" if self.reason else "")
+
+    def to_dict(self) -> dict:
+        out = {
+            k: getattr(self, k)
+            for k in ("stage", "where", "node", "op_type", "kind", "method", "status", "elements")
+        }
+        out["seconds"] = round(self.seconds, 4)
+        out["reason"] = self.reason
+        if self.proof is not None:
+            out["proof"] = self.proof.to_dict()
+        return out
+
+
+@dataclasses.dataclass
+class SitesReport:
+    """Every site's verdict; the run is proved when every site is ("sites" composes)."""
+
+    sites: list[SiteProof]
+    policy: Policy
+    seconds: float = 0.0
+    method: str = "sites"
+    assumptions: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        statuses = {s.status for s in self.sites}
+        for status in (COUNTEREXAMPLE, INCONCLUSIVE):
+            if status in statuses:
+                return status
+        return PROVED
+
+    @property
+    def ok(self) -> bool:
+        return self.status == PROVED
+
+    @property
+    def first_failure(self) -> SiteProof | None:
+        """The site that decides the status (the first counterexample, else the first
+        inconclusive site)."""
+        for status in (COUNTEREXAMPLE, INCONCLUSIVE):
+            found = next((s for s in self.sites if s.status == status), None)
+            if found is not None:
+                return found
+        return None
+
+    @property
+    def counterexample(self) -> Counterexample | None:
+        failure = self.first_failure
+        return failure.counterexample if failure is not None else None
+
+    def headline(self) -> str:
+        """One line: the verdict, and the site that decides it."""
+        count = len(self.sites)
+        proved = sum(s.status == PROVED for s in self.sites)
+        if self.ok:
+            return (
+                f"PROVED: {count} site{'s' if count != 1 else ''} proved, composing into a "
+                f"proof of the whole model (method {self.method}; {self.policy.text()}; "
+                f"{self.seconds:.2f} s)"
+            )
+        failure = self.first_failure
+        assert failure is not None
+        if failure.status == COUNTEREXAMPLE:
+            return f"COUNTEREXAMPLE at {failure.label()}: {failure.reason}"
+        return f"INCONCLUSIVE at {failure.label()} ({proved} of {count} sites proved): " + (
+            f"{failure.reason}"
+        )
+
+    def lines(self, *, every: bool = False) -> list[str]:
+        """The headline, then one line per site (`every`), or per site not proved."""
+        lines = [self.headline()]
+        shown = [s for s in self.sites if every or s.status != PROVED]
+        lines += ["  " + s.line() for s in shown]
+        hidden = len(self.sites) - len(shown)
+        if hidden:
+            methods = sorted({s.method for s in self.sites if s.status == PROVED})
+            other = "other " if shown else ""
+            lines.append(f"  {hidden} {other}site(s) proved (methods: {', '.join(methods)})")
+        for assumption in self.assumptions:
+            lines.append(f"  assumes: {assumption}")
+        cex = self.counterexample
+        if cex is not None:
+            lines.extend("  " + line for line in cex.lines())
+        return lines
+
+    def summary(self) -> str:
+        return "\n".join(self.lines(every=True))
+
+    def to_dict(self) -> dict:
+        return {
+            "status": self.status,
+            "method": self.method,
+            "policy": self.policy.text(),
+            "seconds": round(self.seconds, 4),
+            "assumptions": self.assumptions,
+            "sites": [s.to_dict() for s in self.sites],
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2) + "\n"
+
+    def error(self) -> ProofFailed | None:
+        """The one-line error for a run that was not proved (CounterexampleFound, exit 1;
+        ProofInconclusive, exit 5), None when it was; the library raises it, the command
+        line prints it and exits with its code."""
+        if self.ok:
+            return None
+        kind = CounterexampleFound if self.status == COUNTEREXAMPLE else ProofInconclusive
+        return kind(f"proof: {self.headline()}", self)
+
+
+@dataclasses.dataclass
+class StageModels:
+    """One stage of a run: the model before and after, and the pipeline's records."""
+
+    name: str
+    before: onnx.ModelProto
+    after: onnx.ModelProto
+    records: list[Record]
+
+
+def prove_stages(stages: Iterable, options: ProofOptions) -> SitesReport:
+    """Prove every rewrite site of every stage (objects with name, before, after, records:
+    maxlower.report.stages gives them for a run)."""
+    start = time.perf_counter()
+    policy = Policy(signed_zeros=options.signed_zeros)
+    proofs: list[SiteProof] = []
+    for stage in stages:
+        found, _ = sites(stage.before, stage.after, stage.records)
+        before, after = scopes(stage.before), scopes(stage.after)
+        for site in found:
+            proofs.append(
+                prove_site(stage.name, site, stage.before, stage.after, before, after, options)
+            )
+    assumptions = sorted({a for p in proofs if p.proof for a in p.proof.assumptions})
+    return SitesReport(proofs, policy, time.perf_counter() - start, "sites", assumptions)
+
+
+def prove_run(before: onnx.ModelProto, outcome, job, options: ProofOptions) -> SitesReport:
+    """Prove the sites of one pipeline run: `before` (the model `pipeline.prepare` gave,
+    copied before `run` changed it) went through `job` into `outcome`. The command line's
+    `--prove` and the library's `prove=` both call this."""
+    from maxlower.report import stages
+
+    return prove_stages(stages(before, outcome, job), options)
+
+
+def prove_site(
+    stage: str,
+    site: Site,
+    before_model: onnx.ModelProto,
+    after_model: onnx.ModelProto,
+    before: dict[str, Scope],
+    after: dict[str, Scope],
+    options: ProofOptions,
+    dims=None,
+) -> SiteProof:
+    """One site's verdict (see the module docstring for the methods); `dims` fixes
+    symbolic dims by name, as `maxlower prove --dim` does."""
+    start = time.perf_counter()
+    remedy = REMEDY + (RULES_REMEDY if site.op_type in FAMILY else "")
+    try:
+        reference, candidate = site_models(
+            site, before_model, after_model, before[site.where], after[site.where]
+        )
+        status, method, elements, reason, proof = _decide(
+            reference, candidate, options, dims, remedy
+        )
+    except SiteOutside as error:
+        status, method, elements, reason, proof = INCONCLUSIVE, "-", 0, f"{error}; {remedy}", None
+    kind = ", ".join(dict.fromkeys(site.kinds))
+    seconds = time.perf_counter() - start
+    return SiteProof(
+        stage,
+        site.where,
+        site.node,
+        site.op_type,
+        kind,
+        method,
+        status,
+        seconds,
+        elements,
+        reason,
+        proof,
+    )
+
+
+def _decide(reference, candidate, options: ProofOptions, dims, remedy: str):
+    """(status, method, input elements, reason, ProofReport or None) of one site."""
+    elements = _elements(reference.graph.input, options.max_dim)
+    outside = _outside_ops(reference) + _outside_ops(candidate)
+    if outside:  # named first: no size would make these provable
+        ops = ", ".join(dict.fromkeys(outside))
+        return (
+            INCONCLUSIVE,
+            "-",
+            elements,
+            f"op {ops} is outside the prover's fragment; {remedy}",
+            None,
+        )
+    # the set argument counts -0.0 and +0.0 equal: it proves nothing under --signed-zeros
+    same = None if options.signed_zeros else semilattice_equal(reference, candidate)
+    if same:
+        return PROVED, "semilattice", elements, None, None
+    if same is False:  # the sets differ: an input at the top value shows it, at any size
+        proof = _semilattice_counterexample(reference, candidate, options)
+        reason = proof.counterexample.lines()[0] if proof.counterexample else None
+        return COUNTEREXAMPLE, "semilattice", elements, reason, proof
+    fan_in = _fan_in(reference, elements, options.max_dim)
+    if elements > FULL_ELEMENTS or fan_in > FULL_FAN_IN:
+        reason = (
+            f"its inputs hold {elements} elements, each output element reading about "
+            f"{fan_in}, past what the full solver proves in seconds ({FULL_ELEMENTS} "
+            f"elements, {FULL_FAN_IN} per output element), and the semilattice method "
+            f"does not apply (the {'replacement' if _max_only(reference) else 'node'} is "
+            f"not max-only); {remedy}"
+        )
+        return INCONCLUSIVE, "-", elements, reason, None
+    policy = Policy(signed_zeros=options.signed_zeros)
+    proof = prove(
+        reference,
+        candidate,
+        dims=dims,
+        max_dim=options.max_dim,
+        timeout=options.timeout,
+        policy=policy,
+    )
+    reason = None
+    if proof.status == INCONCLUSIVE:
+        cannot_run = str(proof.reason).startswith(("reference: ", "candidate: "))
+        why = f"{proof.reason}: outside the prover's fragment" if cannot_run else proof.reason
+        reason = f"{why}; {remedy}"
+    elif proof.counterexample is not None:
+        reason = proof.counterexample.lines()[0]
+    return proof.status, "full", elements, reason, proof
+
+
+def _semilattice_counterexample(reference, candidate, options: ProofOptions) -> ProofReport:
+    """The counterexample of two max-only graphs whose sets differ, replayed in
+    onnx.reference (maxlower.prove.semilattice.semilattice_witness)."""
+    from maxlower.prove.core import Case, _counterexample
+
+    policy = Policy(signed_zeros=options.signed_zeros)
+    inputs = semilattice_witness(reference, candidate) or {}
+    found = _counterexample(reference, candidate, {}, inputs, policy, True)
+    case = Case({}, COUNTEREXAMPLE, 0.0)
+    return ProofReport(COUNTEREXAMPLE, policy, [case], [], "semilattice", found)
+
+
+def _max_only(model: onnx.ModelProto) -> bool:
+    return semilattice_equal(model, model) is not None
+
+
+def _elements(values, max_dim: int, known: set[str] | None = None) -> int:
+    """Elements of `values` (ValueInfoProtos), a symbolic dim counted at `max_dim`; with
+    `known`, a dim not named in it (one the node computes) at 1, the worst case."""
+    total = 0
+    for value in values:
+        sizes = [
+            d.dim_value
+            if d.HasField("dim_value")
+            else max_dim
+            if known is None or d.dim_param in known
+            else 1
+            for d in value.type.tensor_type.shape.dim
+        ]
+        total += int(np.prod(sizes, dtype=np.int64))
+    return total
+
+
+def _fan_in(reference: onnx.ModelProto, elements: int, max_dim: int) -> int:
+    """Input elements per output element of the node (a reduction's row length)."""
+    named = {d.dim_param for v in reference.graph.input for d in v.type.tensor_type.shape.dim}
+    outputs = _elements(reference.graph.output, max_dim, named)
+    return -(-elements // max(outputs, 1))
+
+
+# --- a site as two models -------------------------------------------------------------------
+class SiteOutside(Exception):
+    """A site that cannot be rebuilt as a model of its own (a free value of unknown type, a
+    node that reads its function's attributes)."""
+
+
+def site_models(
+    site: Site,
+    before_model: onnx.ModelProto,
+    after_model: onnx.ModelProto,
+    before: Scope,
+    after: Scope,
+) -> tuple[onnx.ModelProto, onnx.ModelProto]:
+    """(reference, candidate): the node before at the source opset and the replacement at
+    the target opset, reading the same free inputs."""
+    ref_nodes, ref_consts, ref_free = _closed(site.before, before)
+    cand_nodes, cand_consts, cand_free = _closed(site.after, after)
+    free = list(dict.fromkeys([*ref_free, *cand_free]))
+    inputs = [_value_info(name, before, after, "input") for name in free]
+    outputs = [_value_info(name, before, after, "output") for name in site.outputs]
+    name = f"site {site.node}"
+    reference = _model(name, ref_nodes, ref_consts, inputs, outputs, before_model, site.where)
+    candidate = _model(name, cand_nodes, cand_consts, inputs, outputs, after_model, site.where)
+    return reference, candidate
+
+
+def _closed(nodes: list[onnx.NodeProto], scope: Scope):
+    """The nodes with the Constant nodes they read prepended, the initializers they read,
+    and the names of the free values they read (graph inputs, other nodes' outputs,
+    captured outer values)."""
+    constants: list[onnx.NodeProto] = []
+    tensors: list[onnx.TensorProto] = []
+    free: list[str] = []
+    for name in _external(nodes):
+        producer = scope.producer.get(name)
+        if name in scope.tensors and name not in scope.inputs:
+            if scope.tensors[name].data_location == onnx.TensorProto.EXTERNAL:
+                raise SiteOutside(f"the site reads {name!r}, stored as external data")
+            tensors.append(scope.tensors[name])
+        elif producer is not None and producer.op_type == "Constant" and not producer.domain:
+            constants.append(producer)
+        else:
+            free.append(name)
+    for node in nodes:
+        if any(a.ref_attr_name for a in node.attribute):
+            raise SiteOutside(
+                f"node {node_label(node)!r} ({node.op_type}) reads an attribute of its "
+                "function, so the site is not a model of its own"
+            )
+    return [*constants, *nodes], tensors, free
+
+
+def _external(nodes: list[onnx.NodeProto]) -> list[str]:
+    """The names `nodes` (and their subgraphs) read but do not make, in order."""
+    made: set[str] = set()
+    read: list[str] = []
+    for node in nodes:
+        for name in [*node.input, *_captured(node)]:
+            if name and name not in made and name not in read:
+                read.append(name)
+        made.update(o for o in node.output if o)
+    return read
+
+
+def _captured(node: onnx.NodeProto) -> list[str]:
+    """The outer values the subgraphs of `node` read."""
+    found: list[str] = []
+    for attr in node.attribute:
+        bodies = [attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)
+        for body in bodies:
+            defined = {v.name for v in body.input} | {t.name for t in body.initializer}
+            for inner in body.node:
+                found += [n for n in [*inner.input, *_captured(inner)] if n and n not in defined]
+                defined.update(inner.output)
+            found += [o.name for o in body.output if o.name not in defined]
+    return found
+
+
+def _value_info(name: str, before: Scope, after: Scope, what: str) -> onnx.ValueInfoProto:
+    type_proto = before.type_protos.get(name) or after.type_protos.get(name)
+    if type_proto is None or not type_proto.HasField("tensor_type"):
+        raise SiteOutside(f"the site's {what} {name!r} has no known tensor type")
+    info = onnx.ValueInfoProto(name=name)
+    info.type.CopyFrom(type_proto)
+    return info
+
+
+def _model(name, nodes, tensors, inputs, outputs, model: onnx.ModelProto, where: str):
+    graph = onnx.helper.make_graph(nodes, name, inputs, outputs, initializer=tensors)
+    imports = {i.domain: i.version for i in model.opset_import}
+    if where.startswith("function "):  # a function's own imports
+        function = next(f for f in model.functions if where == f"function {f.domain}::{f.name}")
+        imports.update({i.domain: i.version for i in function.opset_import})
+    opsets = [onnx.helper.make_opsetid(d, v) for d, v in imports.items()]
+    return onnx.helper.make_model(graph, opset_imports=opsets, ir_version=model.ir_version)
+
+
+__all__ = [
+    "FULL_ELEMENTS",
+    "SiteProof",
+    "SitesReport",
+    "StageModels",
+    "prove_models",
+    "prove_regions",
+    "prove_run",
+    "prove_site",
+    "prove_stages",
+    "site_models",
+]
+
+
+# --- `maxlower prove A B`: the differing regions of two models ------------------------------
+def prove_models(
+    reference: onnx.ModelProto,
+    candidate: onnx.ModelProto,
+    *,
+    dims=None,
+    max_dim: int = 4,
+    timeout: float = 60.0,
+    policy: Policy | None = None,
+) -> ProofReport | SitesReport:
+    """The whole-model proof (maxlower.prove.core.prove) when both models are inside the
+    fragment and small enough; otherwise, or when it is inconclusive, the proof by
+    regions: the nodes that are not the same in both models (op, domain, attributes,
+    inputs, outputs), grouped by the values that link them, each region proved as a site.
+    The shared nodes are taken as equal, which across opsets holds only where the node's
+    schema did not change: a node whose schema did is a region of its own, and the
+    report states the assumption."""
+    policy = policy or Policy()
+    if _in_fragment(reference) and _in_fragment(candidate):
+        small = max(_elements(reference.graph.input, max_dim), 1) <= FULL_ELEMENTS
+        if small:
+            whole = prove(
+                reference, candidate, dims=dims, max_dim=max_dim, timeout=timeout, policy=policy
+            )
+            if whole.status != INCONCLUSIVE:
+                return whole
+    return prove_regions(
+        reference, candidate, dims=dims, max_dim=max_dim, timeout=timeout, policy=policy
+    )
+
+
+def prove_regions(
+    reference: onnx.ModelProto,
+    candidate: onnx.ModelProto,
+    *,
+    dims=None,
+    max_dim: int = 4,
+    timeout: float = 60.0,
+    policy: Policy | None = None,
+) -> SitesReport:
+    """Prove the differing regions of two models' main graphs; see `prove_models`."""
+    policy = policy or Policy()
+    start = time.perf_counter()
+    reference, candidate = _typed(reference), _typed(candidate)
+    ref_scope, cand_scope = scopes(reference)["main graph"], scopes(candidate)["main graph"]
+    _same_interface(reference, candidate)
+    versions = (_default_opset(reference), _default_opset(candidate))
+    shared = _same_nodes(ref_scope.nodes, cand_scope.nodes, versions)
+    regions = _regions(ref_scope, cand_scope, shared)
+    options = ProofOptions(max_dim, timeout, policy.signed_zeros)
+    scoped = ({"main graph": ref_scope}, {"main graph": cand_scope})
+    proofs = [
+        prove_site("regions", site, reference, candidate, *scoped, options, dims)
+        for site in regions
+    ]
+    assumptions = sorted({a for p in proofs if p.proof for a in p.proof.assumptions})
+    if versions[0] != versions[1]:
+        assumptions.append(
+            f"the {len(shared) // 2} node(s) the models share compute the same at opsets "
+            f"{versions[0]} and {versions[1]} (each one's schema is the same at both)"
+        )
+    return SitesReport(proofs, policy, time.perf_counter() - start, "sites", assumptions)
+
+
+def _typed(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model with the value types shape inference gives (a region's free inputs are
+    values inside the graph); as it is where inference fails."""
+    try:
+        return onnx.shape_inference.infer_shapes(model, data_prop=True)
+    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError):
+        return model
+
+
+def _in_fragment(model: onnx.ModelProto) -> bool:
+    return not model.functions and not _outside_ops(model)
+
+
+def _outside_ops(model: onnx.ModelProto) -> list[str]:
+    """The ops of `model` (subgraphs included) the interpreter has no semantics for."""
+    from maxlower.prove.semantics import Interpreter
+
+    found = []
+    for graph in graph_protos(model.graph):
+        for node in graph.node:
+            default = node.domain in ("", "ai.onnx")
+            if not default:
+                found.append(f"{node.domain}.{node.op_type}")
+            elif not hasattr(Interpreter, f"op_{node.op_type}"):
+                found.append(node.op_type)
+    return found
+
+
+def _default_opset(model: onnx.ModelProto) -> int | None:
+    return next((i.version for i in model.opset_import if i.domain in ("", "ai.onnx")), None)
+
+
+def _same_interface(reference: onnx.ModelProto, candidate: onnx.ModelProto) -> None:
+    """The models must read the same inputs and give the same outputs, by name."""
+    from maxlower.api import InvalidModelError
+
+    for what in ("input", "output"):
+        a = [v.name for v in getattr(reference.graph, what)]
+        b = [v.name for v in getattr(candidate.graph, what)]
+        if a != b:
+            raise InvalidModelError(
+                f"the models' graph {what}s differ ({a[:5]} and {b[:5]}): proving by regions "
+                "needs the same names"
+            )
+
+
+def _node_key(node: onnx.NodeProto, version: int | None) -> bytes:
+    """What makes two nodes the same: op, domain, attributes, inputs, outputs, and the
+    schema the opset gives the op (the name is left out)."""
+    copy = onnx.NodeProto()
+    copy.CopyFrom(node)
+    copy.ClearField("name")
+    copy.ClearField("doc_string")
+    schema = _schema_since(node, version)
+    return copy.SerializeToString(deterministic=True) + f"@{schema}".encode()
+
+
+def _schema_since(node: onnx.NodeProto, version: int | None) -> int | None:
+    if node.domain not in ("", "ai.onnx") or version is None:
+        return None
+    try:
+        return onnx.defs.get_schema(node.op_type, version, "").since_version
+    except onnx.defs.SchemaError:
+        return None
+
+
+def _same_nodes(ref_nodes, cand_nodes, versions) -> set[int]:
+    """ids of the nodes (of either model) that are the same in both."""
+    cand_keys: dict[bytes, list[onnx.NodeProto]] = {}
+    for node in cand_nodes:
+        cand_keys.setdefault(_node_key(node, versions[1]), []).append(node)
+    shared: set[int] = set()
+    for node in ref_nodes:
+        twins = cand_keys.get(_node_key(node, versions[0]))
+        if twins:
+            shared |= {id(node), id(twins.pop())}
+    return shared
+
+
+def _regions(ref: Scope, cand: Scope, shared: set[int]) -> list[Site]:
+    """The differing nodes of both models, grouped by the values they make (a region's
+    nodes link through values made inside it), as sites."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    differing = {
+        "ref": [n for n in ref.nodes if id(n) not in shared],
+        "cand": [n for n in cand.nodes if id(n) not in shared],
+    }
+    for side in ("ref", "cand"):
+        made = {o for n in differing[side] for o in n.output if o}
+        for node in differing[side]:
+            linked = [o for o in node.output if o] + [i for i in _external([node]) if i in made]
+            for name in linked[1:]:
+                parent[find(name)] = find(linked[0])
+    groups: dict[str, dict[str, list[onnx.NodeProto]]] = {}
+    for side in ("ref", "cand"):
+        for node in differing[side]:
+            outputs = [o for o in node.output if o]
+            if not outputs:
+                continue
+            groups.setdefault(find(outputs[0]), {"ref": [], "cand": []})[side].append(node)
+    return [_region_site(g["ref"], g["cand"], ref, cand) for g in groups.values() if g["ref"]]
+
+
+def _region_site(ref_nodes, cand_nodes, ref: Scope, cand: Scope) -> Site:
+    inside = {id(n) for n in ref_nodes}
+    read_elsewhere = {i for n in ref.nodes if id(n) not in inside for i in _external([n])}
+    made = dict.fromkeys(o for n in ref_nodes for o in n.output if o)
+    outputs = [o for o in made if o in read_elsewhere or o in ref.outputs]
+    return Site(
+        where="main graph",
+        node=node_label(ref_nodes[0]),
+        op_type=", ".join(dict.fromkeys(n.op_type for n in ref_nodes)),
+        kinds=[f"differs ({len(ref_nodes)} node(s) → {len(cand_nodes)})"],
+        messages=[],
+        before=ref_nodes,
+        after=cand_nodes,
+        before_types={},
+        after_types={},
+        inputs=_external(ref_nodes),
+        outputs=outputs,
+        new_constants=[],
+    )

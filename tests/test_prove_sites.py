@@ -1,0 +1,394 @@
+"""Per-rewrite-site proofs: `convert` / `lower --prove`, `prove=` on the library doors, and
+`maxlower prove A B` composing the proofs of the regions where two models differ.
+
+Each test proves a few small sites (well under a second each), so that the whole file
+stays within a few seconds of solver time.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import numpy as np
+import onnx
+import pytest
+from click.testing import CliRunner
+from onnx.reference import ReferenceEvaluator
+
+import maxlower
+from maxlower.cli import cli
+
+pytest.importorskip("z3", reason="the prover needs z3-solver: pip install -e '.[prove]'")
+
+from maxlower.prove import CounterexampleFound, ProofInconclusive, ProofOptions
+from maxlower.prove.sites import (
+    FULL_ELEMENTS,
+    prove_models,
+    site_models,
+)
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples" / "models"
+
+
+def _model(text: str) -> onnx.ModelProto:
+    model = onnx.parser.parse_model(text)
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+MAX_PAIR = _model(
+    '<ir_version: 8, opset_import: ["" : 13]>\n'
+    "g (float[N] a, float[3] b) => (float[N] y) { y = Max(a, b) }"
+)
+# constant axes (an initializer) stay a constant of the site; 2 x 2048 is far past the
+# full solver, and max-only on both sides: the semilattice method proves it
+REDUCE_CONST_AXES = _model(
+    '<ir_version: 8, opset_import: ["" : 18]>\n'
+    "g (float[2,2048] x) => (float[2,1] y) <int64[1] axes = {1}> "
+    "{ y = ReduceMax <keepdims=1> (x, axes) }"
+)
+SOFTMAX = _model(
+    '<ir_version: 8, opset_import: ["" : 13]>\n'
+    "g (float[2,3] x) => (float[2,3] y) { y = Softmax <axis=0> (x) }"
+)
+CONV_REDUCE = _model(
+    '<ir_version: 8, opset_import: ["" : 18]>\n'
+    "g (float[1,1,4,4] x, float[1,1,3,3] w) => (float[1,1,2,1] y) <int64[1] ax = {3}> "
+    "{ c = Conv(x, w)  y = ReduceMax <keepdims=1> (c, ax) }"
+)
+
+
+def _save(tmp_path: pathlib.Path, name: str, model: onnx.ModelProto) -> pathlib.Path:
+    path = tmp_path / name
+    onnx.save(model, path)
+    return path
+
+
+def _cli(*args: str):
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture
+def no_isnan(monkeypatch):
+    """A planted wrong rewrite: Max's select form without IsNaN (NaN in the second operand
+    is lost: Where(Greater(a, b), a, b) gives b = NaN, but a NaN in a gives b)."""
+    from onnx_ir import DataType
+
+    import passes.decompose.max as max_module
+
+    def select(b, family, x, y, dtype):
+        return b.op("Where", [b.op(family.beats, [x, y], dtype=DataType.BOOL), x, y], dtype=dtype)
+
+    monkeypatch.setattr(max_module, "select", select)
+
+
+# --- the site prover on real runs ----------------------------------------------------------
+@pytest.mark.parametrize(
+    ("example", "args", "methods"),
+    [
+        ("nested_opset18.onnx", ["convert", "--opset", "11"], ["full"]),
+        ("max_bfloat16_opset13.onnx", ["lower", "-p", "primitives"], ["full"]),
+        # a PyTorch export: ReduceMax over 2048 elements, ArgMax over 8
+        (
+            "../../tests/fixtures/models/pointnet.dynamo.onnx",
+            ["convert", "--opset", "11"],
+            ["semilattice", "full"],
+        ),
+    ],
+)
+def test_example_models_prove_site_by_site(tmp_path, example, args, methods):
+    """The README's example models: every site of the run proved, with its method; the
+    verdict is in --json and beside each drawing of --report."""
+    out, report, page = tmp_path / "out.onnx", tmp_path / "r.json", tmp_path / "r.html"
+    result = _cli(
+        *args, EXAMPLES / example, "-o", out, "--prove", "--json", report, "--report", page
+    )
+    assert result.exit_code == 0, result.output
+    assert "proof: PROVED" in result.output and out.exists()
+    proof = json.loads(report.read_text())["proof"]
+    assert proof["status"] == "proved" and proof["method"] == "sites"
+    assert [s["method"] for s in proof["sites"]] == methods
+    assert all(s["status"] == "proved" for s in proof["sites"])
+    html = page.read_text()
+    assert html.count("class='proof'>Proof: <span class='status ok'>PROVED") == len(methods)
+
+
+def test_constant_axes_stay_constants_and_a_large_max_only_site_proves_by_semilattice(tmp_path):
+    original = pathlib.Path(tmp_path / "r.onnx")
+    onnx.save(REDUCE_CONST_AXES, original)
+    result = _cli("convert", original, "--opset", "13", "--prove", "--json", tmp_path / "j.json")
+    assert result.exit_code == 0, result.output
+    (site,) = json.loads((tmp_path / "j.json").read_text())["proof"]["sites"]
+    assert site["method"] == "semilattice" and site["elements"] == 4096 > FULL_ELEMENTS
+
+
+def test_site_models_keep_initializers_as_constants_and_type_free_inputs():
+    from maxlower import pipeline
+    from maxlower.pipeline import Job
+    from maxlower.report import stages
+    from maxlower.report.sites import scopes, sites
+
+    prepared = pipeline.prepare(_copy(REDUCE_CONST_AXES), "m.onnx")
+    before = _copy(prepared)
+    outcome = pipeline.run(prepared, Job(13), ".")
+    (stage,) = stages(before, outcome, Job(13))
+    (site,) = sites(stage.before, stage.after, stage.records)[0]
+    ref, cand = site_models(
+        site,
+        stage.before,
+        stage.after,
+        scopes(stage.before)[site.where],
+        scopes(stage.after)[site.where],
+    )
+    assert [i.name for i in ref.graph.input] == ["x"] == [i.name for i in cand.graph.input]
+    assert [t.name for t in ref.graph.initializer] == ["axes"]
+    assert ref.opset_import[0].version == 18 and cand.opset_import[0].version == 13
+    for model in (ref, cand):
+        onnx.checker.check_model(model, full_check=True)
+
+
+def _copy(model: onnx.ModelProto) -> onnx.ModelProto:
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    return copy
+
+
+# --- a planted wrong rewrite ---------------------------------------------------------------
+def test_planted_wrong_rewrite_is_a_counterexample_and_nothing_is_written(tmp_path, no_isnan):
+    source = _save(tmp_path, "max.onnx", MAX_PAIR)
+    out = tmp_path / "low.onnx"
+    result = _cli("lower", source, "-p", "primitives", "--prove", "-o", out)
+    assert result.exit_code == 1, result.output
+    assert not out.exists()
+    assert "COUNTEREXAMPLE at node '<unnamed Max>' (Max) in main graph" in result.output
+    assert "the difference is reproduced" in result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("maxlower: error:")]
+    assert len(lines) == 1 and "not written" in lines[0] and "--force" in lines[0]
+    inputs = dict(np.load(tmp_path / "low.onnx.counterexample.npz"))
+    # the inputs are the site's: the original on them differs from the planted form
+    (expected,) = ReferenceEvaluator(MAX_PAIR).run(None, inputs)
+    planted = maxlower.lower(MAX_PAIR, "primitives")
+    (actual,) = ReferenceEvaluator(planted).run(None, inputs)
+    assert not np.array_equal(expected, actual, equal_nan=True)
+
+
+def test_force_writes_and_keeps_the_exit_code(tmp_path, no_isnan):
+    source = _save(tmp_path, "max.onnx", MAX_PAIR)
+    out = tmp_path / "low.onnx"
+    result = _cli("lower", source, "-p", "primitives", "--prove", "--force", "-o", out)
+    assert result.exit_code == 1 and out.exists()
+    assert "--force: writing" in result.output
+
+
+def test_op_outside_the_fragment_is_inconclusive_and_named(tmp_path):
+    source = _save(tmp_path, "softmax.onnx", SOFTMAX)
+    out = tmp_path / "s11.onnx"
+    result = _cli("convert", source, "--opset", "11", "--prove", "-o", out)
+    assert result.exit_code == 5, result.output
+    assert not out.exists()
+    assert "INCONCLUSIVE at node '<unnamed Softmax>' (Softmax)" in result.output
+    assert "op Softmax is outside the prover's fragment" in result.output
+    assert "--verify" in result.output
+
+
+# --- one answer through every door ---------------------------------------------------------
+@pytest.mark.parametrize("planted", [False, True])
+def test_command_line_and_library_agree(tmp_path, request, planted):
+    if planted:
+        request.getfixturevalue("no_isnan")
+    source = _save(tmp_path, "max.onnx", MAX_PAIR)
+    out = tmp_path / "low.onnx"
+    result = _cli("lower", source, "-p", "primitives", "--prove", "--prove-max-dim", "2", "-o", out)
+    options = {"max_dim": 2}
+    if not planted:
+        assert result.exit_code == 0
+        assert onnx.load(out) == maxlower.lower(MAX_PAIR, "primitives", prove=options)
+        return
+    with pytest.raises(CounterexampleFound) as caught:
+        maxlower.lower(MAX_PAIR, "primitives", prove=options)
+    assert result.exit_code == caught.value.exit_code == 1
+    (line,) = [x for x in result.output.splitlines() if x.startswith("maxlower: error:")]
+    # the same site and output (the solver may pick other values on another run)
+    assert str(caught.value).split(": counterexample at")[0] in line
+    assert caught.value.report.counterexample.reproduced
+
+
+def test_library_inconclusive_matches_the_command_line(tmp_path):
+    source = _save(tmp_path, "softmax.onnx", SOFTMAX)
+    result = _cli("convert", source, "--opset", "11", "--prove", "-o", tmp_path / "o.onnx")
+    with pytest.raises(ProofInconclusive) as caught:
+        maxlower.convert(SOFTMAX, 11, prove=True)
+    assert result.exit_code == caught.value.exit_code == 5
+    assert str(caught.value) in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--prove-max-dim", "2"], "--prove-max-dim only apply with --prove"),
+        (["--prove", "--prove-max-dim", "65"], "--prove-max-dim 65: expected an integer from 0"),
+        (["--prove", "--prove-timeout", "0"], "--prove-timeout 0"),
+        (["--force"], "--force only apply with --verify"),
+    ],
+)
+def test_bad_prove_options_are_one_line_refusals(tmp_path, args, message):
+    source = _save(tmp_path, "max.onnx", MAX_PAIR)
+    result = _cli("lower", source, "-p", "primitives", *args)
+    assert result.exit_code == 2, result.output
+    assert message in result.output and result.output.count("maxlower: error:") == 1
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ({"max_dim": 65}, "--prove-max-dim 65"),
+        ({"depth": 1}, "unknown option"),
+        ("yes", "expected True, a dict"),
+    ],
+)
+def test_bad_prove_argument_is_refused_by_the_library(value, message):
+    with pytest.raises(maxlower.InvalidModelError, match=message):
+        maxlower.lower(MAX_PAIR, "primitives", prove=value)
+    assert ProofOptions.of(True) == ProofOptions()
+
+
+def test_missing_solver_says_how_to_install(tmp_path, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "z3" else real(name, *a)
+    )
+    source = _save(tmp_path, "max.onnx", MAX_PAIR)
+    result = _cli("lower", source, "-p", "primitives", "--prove")
+    assert result.exit_code == 2 and "pip install" in result.output
+    with pytest.raises(maxlower.InvalidModelError, match="pip install"):
+        maxlower.lower(MAX_PAIR, "primitives", prove=True)
+
+
+# --- prove A B: composition over the differing regions -------------------------------------
+def test_prove_composes_region_proofs_when_the_whole_model_is_outside_the_fragment(tmp_path):
+    """A Conv (outside the fragment) shared by both models: the ReduceMax region is
+    proved, and the proof composes (method "sites"), with the opset assumption stated."""
+    original = _save(tmp_path, "a.onnx", CONV_REDUCE)
+    converted = _save(tmp_path, "b.onnx", maxlower.convert(CONV_REDUCE, 13))
+    report = tmp_path / "p.json"
+    result = CliRunner().invoke(
+        cli, ["prove", str(original), str(converted), "--json", str(report)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "PROVED: 1 site proved" in result.output and "method sites" in result.output
+    assert "compute the same at opsets 18 and 13" in result.output
+    data = json.loads(report.read_text())
+    assert data["method"] == "sites" and data["sites"][0]["method"] == "semilattice"
+
+
+def test_prove_finds_the_differing_region_that_is_wrong(tmp_path):
+    """A wrong region beside a Conv: a counterexample naming it, its .npz replayed."""
+    reference = _model(
+        '<ir_version: 8, opset_import: ["" : 13]>\n'
+        "g (float[1,1,3,3] x, float[1,1,1,1] w, float[1,1,3,3] b) => (float[1,1,3,3] y) "
+        "{ c = Conv(x, w)  y = Max(c, b) }"
+    )
+    candidate = _model(
+        '<ir_version: 8, opset_import: ["" : 13]>\n'
+        "g (float[1,1,3,3] x, float[1,1,1,1] w, float[1,1,3,3] b) => (float[1,1,3,3] y) "
+        "{ c = Conv(x, w)  g = Greater(c, b)  y = Where(g, c, b) }"
+    )
+    report = prove_models(reference, candidate, timeout=30)
+    assert report.status == "counterexample" and report.method == "sites"
+    assert report.sites[0].op_type == "Max"
+    assert report.counterexample is not None and report.counterexample.reproduced
+    a, b = _save(tmp_path, "a.onnx", reference), _save(tmp_path, "b.onnx", candidate)
+    result = CliRunner().invoke(cli, ["prove", str(a), str(b)])
+    assert result.exit_code == 1
+    assert dict(np.load(tmp_path / "b.onnx.counterexample.npz")).keys() == {"c", "b"}
+
+
+def test_site_in_a_subgraph_takes_captured_outer_values_as_inputs(tmp_path):
+    """Max inside an If branch reads x and y from the main graph: the site's models take
+    them as inputs, and the site proves."""
+    model = _model(
+        '<ir_version: 8, opset_import: ["" : 13]>\n'
+        "g (bool c, float[2] x, float[2] y) => (float[2] z) {\n"
+        "  z = If (c) <then_branch = t () => (float[2] a) { a = Max(x, y) },"
+        " else_branch = e () => (float[2] b) { b = Identity(x) }>\n}"
+    )
+    lowered, report = maxlower.lower_with_report(model, "primitives", prove=True)
+    assert report.lowerings and lowered is not None
+    source = _save(tmp_path, "if.onnx", model)
+    result = _cli("lower", source, "-p", "primitives", "--prove", "--json", tmp_path / "j.json")
+    assert result.exit_code == 0, result.output
+    (site,) = json.loads((tmp_path / "j.json").read_text())["proof"]["sites"]
+    assert site["where"] == "main graph > then_branch of node '<unnamed If>'"
+    assert site["status"] == "proved" and site["method"] == "full"
+
+
+def test_a_site_past_the_measured_budget_is_inconclusive_naming_node_op_and_size(tmp_path):
+    """A float ReduceMax over rows of 8 lowered into select trees: past FULL_FAN_IN (a row
+    of 8 takes a minute), so inconclusive at once, and the reason names node, op, size."""
+    model = _model(
+        '<ir_version: 8, opset_import: ["" : 13]>\n'
+        "g (float[2,8] x) => (float[2] y) { y = ReduceMax <axes=[1], keepdims=0> (x) }"
+    )
+    with pytest.raises(ProofInconclusive) as caught:
+        maxlower.lower(model, "primitives", prove=True)
+    message = str(caught.value)
+    assert "node '<unnamed ReduceMax>' (ReduceMax)" in message
+    assert "16 elements, each output element reading about 8" in message
+    assert "--verify" in message and "\n" not in message
+
+
+def test_prove_report_page_shows_each_region_with_its_status(tmp_path):
+    original = _save(tmp_path, "a.onnx", CONV_REDUCE)
+    converted = _save(tmp_path, "b.onnx", maxlower.convert(CONV_REDUCE, 13))
+    page = tmp_path / "p.html"
+    result = CliRunner().invoke(
+        cli, ["prove", str(original), str(converted), "--report", str(page)]
+    )
+    assert result.exit_code == 0, result.output
+    html = page.read_text()
+    assert "<span class='status ok'>PROVED: 1 site proved" in html
+    assert "class='proof'>Proof: <span class='status ok'>PROVED</span> (method semilattice" in html
+
+
+def test_a_wrong_max_only_region_at_4096_elements_is_refuted_by_the_semilattice_witness():
+    """Halves that miss the middle element (a planted wrong slice tree) at n = 4097: far
+    past the full solver, refuted by the sets, and the witness replays in onnx.reference."""
+    reference = _model(
+        '<ir_version: 8, opset_import: ["" : 13]>\n'
+        "g (float[4097] x) => (float[1] y) { y = ReduceMax <keepdims=1> (x) }"
+    )
+    candidate = _model(
+        '<ir_version: 8, opset_import: ["" : 13]>\n'
+        "g (float[4097] x) => (float[1] y) <int64[1] s0 = {0}, int64[1] e0 = {2048}, "
+        "int64[1] s1 = {2049}, int64[1] e1 = {4097}> {\n"
+        "  lo = Slice(x, s0, e0)  hi = Slice(x, s1, e1)\n"
+        "  a = ReduceMax <keepdims=1> (lo)  b = ReduceMax <keepdims=1> (hi)\n"
+        "  y = Max(a, b)\n}"
+    )
+    report = prove_models(reference, candidate)
+    assert report.status == "counterexample" and report.sites[0].method == "semilattice"
+    found = report.counterexample
+    assert found is not None and found.reproduced
+    assert (
+        found.inputs["x"][2048] == np.inf and np.isneginf(np.delete(found.inputs["x"], 2048)).all()
+    )
+
+
+def test_signed_zeros_policy_does_not_take_the_semilattice_shortcut():
+    """The set argument counts -0.0 equal to +0.0, so under signed zeros a max-only site
+    is proved in full (or not at all), never by the sets."""
+    small = _model(
+        '<ir_version: 8, opset_import: ["" : 18]>\n'
+        "g (float[2,3] x) => (float[2,1] y) <int64[1] axes = {1}> "
+        "{ y = ReduceMax <keepdims=1> (x, axes) }"
+    )
+    _, report = maxlower.convert_with_report(small, 13, prove={"signed_zeros": True})
+    assert [s.method for s in report.proof.sites] == ["full"] and report.proof.ok
+    _, report = maxlower.convert_with_report(small, 13, prove=True)
+    assert [s.method for s in report.proof.sites] == ["semilattice"]
+    with pytest.raises(ProofInconclusive, match="4096 elements"):
+        maxlower.convert(REDUCE_CONST_AXES, 13, prove=ProofOptions(signed_zeros=True))
