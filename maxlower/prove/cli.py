@@ -172,7 +172,7 @@ def _models(reference, candidate, dims, max_dim, timeout, signed_zeros, cex_path
         outputs.declare(cex_path, "--counterexample")
         if json_path is not None:
             outputs.declare(json_path, "--json")
-        models = [load_proto(reference), load_proto(candidate)]
+        models = [load_proto(reference), _load_candidate(candidate)]
         report = prove(
             *models,
             dims=dims,
@@ -192,6 +192,23 @@ def _models(reference, candidate, dims, max_dim, timeout, signed_zeros, cex_path
     if report.status == PROVED:
         return EXIT_PROVED
     return EXIT_COUNTEREXAMPLE if report.status == COUNTEREXAMPLE else EXIT_INCONCLUSIVE
+
+
+def _load_candidate(path: pathlib.Path):
+    """The candidate as load_proto reads it; one that fails only the full check is read as
+    it is (after the safety rules), for prove to refute: an invalid candidate of a valid
+    reference is a refutation (exit 1), as in maxlower.prove.prove, not a bad input."""
+    from maxlower.io import _CHECK_ERRORS, load_proto, read_model_proto
+    from maxlower.pipeline import normalise_opset_imports
+
+    try:
+        return load_proto(path)
+    except InvalidModelError as error:
+        if not isinstance(error.__cause__, _CHECK_ERRORS):
+            raise
+    proto = read_model_proto(path)
+    normalise_opset_imports(proto)
+    return proto
 
 
 def _rules(max_dim, timeout, signed_zeros, json_path) -> int:

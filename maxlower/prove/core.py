@@ -30,6 +30,7 @@ from maxlower.prove.semantics import (
     SUPPORTED,
     Interpreter,
     NeedsValue,
+    NotRunnable,
     OutsideFragment,
     Tensor,
     bits_of,
@@ -72,9 +73,12 @@ class Counterexample:
     index: tuple[int, ...] | None
     reference: object  # the reference's value there (onnx.reference)
     candidate: object
-    kind: str  # "values", "shape", "dtype" or "undefined" (the candidate's result)
-    reproduced: bool  # onnx.reference gives the difference too
+    kind: str  # "values", "shape", "dtype", "undefined" or "cannot run" (the candidate's)
+    reproduced: bool  # onnx.reference gives the difference too (see `replay`)
     path: str | None = None  # where the inputs were written (.npz)
+    # "cannot run": which runner reproduced the failure (onnx.reference tolerates some
+    # invalid models; onnxruntime or the checker then shows it), or that none did
+    replay: str | None = None
 
     def lines(self) -> list[str]:
         where = ", ".join(f"{k}={v}" for k, v in self.dims.items()) or "static shapes"
@@ -89,6 +93,8 @@ class Counterexample:
                 "→ integer Cast of NaN or out of range, or a division by zero) where the "
                 "reference is defined"
             )
+        elif self.kind == "cannot run":
+            what = f"the candidate cannot run where the reference runs: {self.candidate}"
         else:
             what = f"output {self.output!r}: {self.kind} differs: reference {self.reference}, "
             what += f"candidate {self.candidate}"
@@ -98,10 +104,13 @@ class Counterexample:
                 f"  input {name!r} ({value.dtype}, shape {list(value.shape)}): "
                 f"{np.array2string(value, threshold=16, max_line_width=90)}"
             )
-        lines.append(
-            "  replayed in onnx.reference: "
-            + ("the difference is reproduced" if self.reproduced else "NOT reproduced")
-        )
+        if self.replay is not None:
+            lines.append(f"  replayed: {self.replay}")
+        else:
+            lines.append(
+                "  replayed in onnx.reference: "
+                + ("the difference is reproduced" if self.reproduced else "NOT reproduced")
+            )
         if self.path:
             lines.append(f"  inputs written to {self.path}")
         return lines
@@ -134,7 +143,9 @@ class ProofReport:
         bindings = len(self.cases)
         head = {
             PROVED: f"PROVED for all inputs at {bindings} shape binding(s)",
-            COUNTEREXAMPLE: "COUNTEREXAMPLE: the models differ",
+            COUNTEREXAMPLE: f"REFUTED: {self.reason}"
+            if self.reason
+            else "COUNTEREXAMPLE: the models differ",
             INCONCLUSIVE: f"INCONCLUSIVE: {self.reason}",
         }[self.status]
         lines = [f"{head} ({self.policy.text()}; {self.seconds:.2f} s, method {self.method})"]
@@ -161,6 +172,7 @@ class ProofReport:
         if self.counterexample is not None:
             c = self.counterexample
             out["counterexample"] = {
+                "replay": c.replay,
                 "dims": c.dims,
                 "output": c.output,
                 "kind": c.kind,
@@ -190,6 +202,48 @@ def prove(
     symbolic dims (`dims`, else each of 0..`max_dim`)."""
     policy = policy or Policy()
     start = time.perf_counter()
+    invalid = _invalid_candidate(reference, candidate)
+    try:
+        report = _prove(reference, candidate, dims, max_dim, timeout, policy, start)
+    except Exception:
+        if invalid is None:
+            raise
+        report = _finish(INCONCLUSIVE, policy, [], set(), start)
+    if invalid is not None and report.status != COUNTEREXAMPLE:
+        # (a) found no input the candidate fails on; (b) the spec's own check refutes it
+        report.status, report.reason, report.counterexample = COUNTEREXAMPLE, invalid, None
+    return report
+
+
+def _invalid_candidate(reference, candidate) -> str | None:
+    """'the candidate is not a valid model at opset N: ...' (the full check's one line) when
+    the reference is valid and the candidate is not; None when the candidate is valid. An
+    invalid candidate cannot run where the reference runs, so it is refuted, never proved
+    (exit 1); if the reference is invalid too there is nothing to compare (exit 2)."""
+    from maxlower.api import InvalidModelError
+
+    problem = _check(candidate)
+    if problem is None:
+        return None
+    if _check(reference) is not None:
+        raise InvalidModelError(f"the reference is not a valid model ({_check(reference)})")
+    opset = next((o.version for o in candidate.opset_import if o.domain in ("", "ai.onnx")), 0)
+    return f"the candidate is not a valid model at opset {opset}: {problem}"
+
+
+def _check(model: onnx.ModelProto) -> str | None:
+    """The full check's one-line message (as `maxlower` words it for an input), or None."""
+    from maxlower.io import _CHECK_ERRORS, check_and_infer
+    from maxlower.safety import describe_invalid
+
+    try:
+        check_and_infer(model)
+    except _CHECK_ERRORS as error:
+        return describe_invalid(model, error)
+    return None
+
+
+def _prove(reference, candidate, dims, max_dim, timeout, policy, start) -> ProofReport:
     signature = _signature(reference, candidate)
     names = _dim_names(signature)
     fixed = dict(dims or {})
@@ -244,9 +298,9 @@ def _prove_binding(reference, candidate, signature, binding, policy, deadline, a
             ref_run = _run(reference, inputs, "reference")
             try:
                 cand_run = _run(candidate, inputs, "candidate")
-            except CannotRun:  # the candidate fails at shapes where the reference runs
+            except CannotRun as error:  # the candidate fails where the reference runs
                 inputs_np = _concretise(True, signature, binding, chosen, variables)
-                return _counterexample(reference, candidate, binding, inputs_np, policy, True)
+                return _cannot_run(reference, candidate, binding, inputs_np, str(error))
         except NeedsValue as need:
             name = _variable_name(need.term, variables)
             if name is None:
@@ -269,6 +323,9 @@ def _prove_binding(reference, candidate, signature, binding, policy, deadline, a
 def _run(model, inputs, side):
     try:
         return Interpreter().run(model, inputs)
+    except NotRunnable as error:  # the spec of the op's version rejects it
+        kind = CannotRun if side == "candidate" else OutsideFragment
+        raise kind(f"{side}: {error}") from None
     except OutsideFragment as error:
         if side == "reference" and isinstance(error, Undefined):
             raise
@@ -327,10 +384,14 @@ def _signature(reference: onnx.ModelProto, candidate: onnx.ModelProto) -> list[I
     """The reference's inputs (those without a constant), checked against the candidate's."""
     from maxlower.api import InvalidModelError
 
-    def sig(model):
+    def sig(model, defaults_kept=frozenset()):
         initialized = {i.name for i in model.graph.initializer}
         out = []
         for k, value in enumerate(model.graph.input):
+            if value.name in initialized and value.name not in defaults_kept:
+                # an input the reference does not have: a caller of the reference never
+                # feeds it, so it keeps its default value (IR < 4 listed every initializer)
+                continue
             t = value.type.tensor_type
             if not value.type.HasField("tensor_type") or not t.HasField("shape"):
                 raise OutsideFragment(f"input {value.name!r} is not a tensor of known rank")
@@ -348,7 +409,8 @@ def _signature(reference: onnx.ModelProto, candidate: onnx.ModelProto) -> list[I
             del k
         return out
 
-    ref, cand = sig(reference), sig(candidate)
+    ref = sig(reference, {v.name for v in reference.graph.input})
+    cand = sig(candidate, {s.name for s in ref})
     if {s.name: s.dtype for s in ref} != {s.name: s.dtype for s in cand}:
         raise InvalidModelError(
             "the models' inputs differ in names or element types: "
@@ -469,6 +531,51 @@ def _counterexample(reference, candidate, binding, inputs, policy, outcome) -> C
     )
 
 
+def _cannot_run(reference, candidate, binding, inputs, reason: str) -> Counterexample:
+    """The candidate cannot run on `inputs` (`reason`, the interpreter's): replayed in
+    onnx.reference, then onnxruntime, then the checker, as onnx.reference runs some models
+    the spec rejects (a Loop body with an extra output, If-1 branches of two shapes)."""
+    name = reference.graph.output[0].name
+    reason = reason.removeprefix("candidate: ")
+    replay = _replay_failure(candidate, inputs)
+    return Counterexample(
+        binding,
+        inputs,
+        name,
+        None,
+        "a result",
+        reason,
+        "cannot run",
+        replay is not None,
+        replay=replay or "NOT reproduced by onnx.reference, onnxruntime or onnx.checker",
+    )
+
+
+def _replay_failure(candidate: onnx.ModelProto, inputs) -> str | None:
+    """Which runner fails on the candidate with these inputs, and its message; None if none."""
+    from onnx.reference import ReferenceEvaluator
+
+    from maxlower.runtime import onnxruntime_session
+
+    def first_line(error: Exception) -> str:
+        text = str(error).strip().splitlines()
+        return (text[0] if text else type(error).__name__)[:300]
+
+    try:
+        ReferenceEvaluator(candidate).run(None, inputs)
+    except Exception as error:  # any failure of the runner is the reproduction
+        return f"onnx.reference fails: {first_line(error)}"
+    found = []
+    try:
+        onnxruntime_session(candidate).run(None, inputs)
+    except Exception as error:
+        found.append(f"onnxruntime fails: {first_line(error)}")
+    problem = _check(candidate)
+    if problem is not None:
+        found.append(f"onnx.checker rejects it: {problem}")
+    return "onnx.reference runs it; " + "; ".join(found) if found else None
+
+
 def _candidate_undefined(candidate, inputs, binding) -> bool:
     """Whether the candidate's definedness conditions fail on these concrete inputs."""
     concrete = {
@@ -515,14 +622,18 @@ def _jsonable(value):
     return value
 
 
-def concrete_outputs(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
+def concrete_outputs(
+    model: onnx.ModelProto, inputs: dict[str, np.ndarray], *, spec_checks: bool = False
+) -> list[np.ndarray]:
     """The interpreter's outputs on concrete inputs, as numpy arrays (for the differential
-    test against onnx.reference). NaN comes out as the canonical NaN of its type."""
+    test against onnx.reference). NaN comes out as the canonical NaN of its type. Without
+    `spec_checks`, the element semantics of every dtype, whether the op's schema at the
+    model's opset takes it or not (onnx.reference computes them all)."""
     tensors = {
         name: Tensor(onnx.helper.np_dtype_to_tensor_dtype(v.dtype), _terms(v))
         for name, v in inputs.items()
     }
-    run = Interpreter().run(model, tensors)
+    run = Interpreter(spec_checks=spec_checks).run(model, tensors)
     return [_numpy_of(t) for t in run.outputs]
 
 

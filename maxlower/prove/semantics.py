@@ -27,6 +27,7 @@ its finite domain.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Sequence
 from functools import partial
 
@@ -57,6 +58,12 @@ RNE = z3.RNE()
 
 class OutsideFragment(Exception):
     """The graph uses an op, type or form that the interpreter does not cover."""
+
+
+class NotRunnable(OutsideFragment):
+    """The spec of the op's version at the model's opset rejects the node as it is run (a
+    type its schema does not take, If branches of different shapes before If-11, a Loop
+    body whose outputs do not match the loop's): the model cannot run, whatever the input."""
 
 
 class NeedsValue(Exception):
@@ -271,7 +278,12 @@ class Run:
 
 
 class Interpreter:
-    def __init__(self) -> None:
+    def __init__(self, *, spec_checks: bool = True) -> None:
+        # spec_checks: a node whose version's spec rejects it (a type its schema does not
+        # take, If-1 branches of two shapes, a Loop body of the wrong arity) raises
+        # NotRunnable; off, only the element semantics are computed (the differential test
+        # runs every op in every dtype onnx.reference computes, valid at the opset or not)
+        self.spec_checks = spec_checks
         self.defined: list = []
         self.assumptions: set[str] = set()
         self.ops: set[str] = set()
@@ -362,8 +374,13 @@ class Interpreter:
         self.ops.add(node.op_type)
         args = [env[name] if name else None for name in node.input]
         attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        if self.spec_checks:
+            _check_graph_outputs(node, attrs)
         result = handler(args, attrs, env)
-        return result if isinstance(result, list) else [result]
+        results = result if isinstance(result, list) else [result]
+        if self.spec_checks:
+            _check_types(node, self.opset, args, results)
+        return results
 
     # -- helpers ----------------------------------------------------------------------
     def ints(self, tensor: Tensor | None, domain: Callable[[], Sequence[int]], why: str):
@@ -748,9 +765,18 @@ class Interpreter:
         condition = args[0].arr.reshape(-1)[0]
         then, other = attrs["then_branch"], attrs["else_branch"]
         value = concrete_int(condition, TP.BOOL)
-        if value is not None:
+        if value is not None and self.opset >= 11:
             return self.graph(then if value else other, dict(env))
         yes, no = self.graph(then, dict(env)), self.graph(other, dict(env))
+        for a, b, name in zip(yes, no, [o.name for o in then.output]):
+            if self.spec_checks and self.opset < 11 and a.shape != b.shape:  # If-1: one shape
+                raise NotRunnable(
+                    f"If-1 (opset {self.opset} < 11) needs both branches to give one shape, "
+                    f"and its output {name!r} is {list(a.shape)} in then_branch, "
+                    f"{list(b.shape)} in else_branch"
+                )
+        if value is not None:
+            return yes if value else no
         if any(a.shape != b.shape for a, b in zip(yes, no)):
             raise NeedsValue(condition, [0, 1], "If condition deciding a shape")
         return [
@@ -795,6 +821,64 @@ class Interpreter:
         return [*carried, *stacked]
 
 
+def _check_graph_outputs(node: onnx.NodeProto, attrs: dict) -> None:
+    """If's branches give one value per output of the If; a Loop's body gives the condition,
+    then one value per carried value and per scan output of the Loop (ONNX's spec)."""
+    if node.op_type == "If":
+        for branch in ("then_branch", "else_branch"):
+            given = len(attrs[branch].output)
+            if given != len(node.output):
+                raise NotRunnable(
+                    f"If {node.name!r}: its {branch} gives {given} outputs, the If has "
+                    f"{len(node.output)}"
+                )
+    if node.op_type == "Loop":
+        body = attrs["body"]
+        carried = len(node.input) - 2
+        if len(body.input) != 2 + carried or len(body.output) != 1 + len(node.output):
+            raise NotRunnable(
+                f"Loop {node.name!r}: its body takes {len(body.input)} inputs and gives "
+                f"{len(body.output)} outputs, where the Loop's {carried} carried value(s) and "
+                f"{len(node.output) - carried} scan output(s) need {2 + carried} and "
+                f"{1 + len(node.output)}"
+            )
+
+
+def _check_types(node: onnx.NodeProto, opset: int, args, results) -> None:
+    """Every tensor the node takes and gives has a type its schema at `opset` allows."""
+    schema = _schema(node.op_type, opset)
+    if schema is None:
+        return
+    allowed = {c.type_param_str: set(c.allowed_type_strs) for c in schema.type_constraints}
+    for formals, values, what in (
+        (schema.inputs, args, "input"),
+        (schema.outputs, results, "output"),
+    ):
+        for i, value in enumerate(values):
+            if value is None or not formals:
+                continue
+            formal = formals[min(i, len(formals) - 1)]
+            names = allowed.get(formal.type_str, {formal.type_str})
+            type_str = f"tensor({_type_name(value.dtype)})"
+            if type_str not in names:
+                raise NotRunnable(
+                    f"{node.op_type}-{schema.since_version} (opset {opset}) does not take "
+                    f"{type_str} as its {what} {formal.name!r}"
+                )
+
+
+@functools.cache
+def _schema(op_type: str, opset: int):
+    try:
+        return onnx.defs.get_schema(op_type, opset, "")
+    except onnx.defs.SchemaError:
+        return None
+
+
+def _type_name(dtype: int) -> str:
+    return {TP.FLOAT: "float", TP.DOUBLE: "double"}.get(dtype, TP.DataType.Name(dtype).lower())
+
+
 def _identity(dtype: int, direction: int):
     if dtype == TP.BOOL:
         return direction < 0
@@ -835,6 +919,7 @@ __all__ = [
     "SUPPORTED",
     "Interpreter",
     "NeedsValue",
+    "NotRunnable",
     "OutsideFragment",
     "Run",
     "Tensor",
