@@ -1,7 +1,7 @@
 """`maxlower prove`: the command (registered on the main group by maxlower.cli).
 
     maxlower prove REFERENCE CANDIDATE [--dim NAME=N ...] [--max-dim N] [--timeout S]
-                   [--json F] [--counterexample F] [--signed-zeros]
+                   [--json F] [--counterexample F] [--signed-zeros] [--strict]
     maxlower prove --rules [--max-dim N] [--timeout S] [--json F]
 
 Exit codes: 0 proved, 1 counterexample (its inputs written as .npz and replayed in
@@ -104,6 +104,12 @@ Examples:
     )
     @click.option("--signed-zeros", is_flag=True, help="Count -0.0 and +0.0 as different.")
     @click.option(
+        "--strict",
+        is_flag=True,
+        help="A NaN reaching ReduceMax/ArgMax gives an unspecified result, as ONNX leaves it "
+        "(default: onnx.reference's NaN).",
+    )
+    @click.option(
         "--counterexample",
         "counterexample_path",
         type=click.Path(path_type=pathlib.Path),
@@ -122,6 +128,7 @@ Examples:
         max_dim,
         timeout,
         signed_zeros,
+        strict,
         counterexample_path,
         json_path,
         debug,
@@ -148,14 +155,15 @@ Examples:
                     dims,
                     max_dim,
                     timeout,
-                    signed_zeros,
+                    (signed_zeros, strict),
                     counterexample_path,
                     json_path,
                 )
             )
 
 
-def _models(reference, candidate, dims, max_dim, timeout, signed_zeros, cex_path, json_path):
+def _models(reference, candidate, dims, max_dim, timeout, flags, cex_path, json_path):
+    """flags: (--signed-zeros, --strict)."""
     from maxlower.io import load_proto
     from maxlower.prove.core import (
         COUNTEREXAMPLE,
@@ -178,7 +186,7 @@ def _models(reference, candidate, dims, max_dim, timeout, signed_zeros, cex_path
             dims=dims,
             max_dim=DEFAULT_MAX_DIM if max_dim is None else max_dim,
             timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
-            policy=Policy(signed_zeros=signed_zeros),
+            policy=Policy(signed_zeros=flags[0], nan_unspecified=flags[1]),
         )
         if report.counterexample is not None:
             report.counterexample.path = str(cex_path)

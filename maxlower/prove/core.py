@@ -47,13 +47,18 @@ DEFAULT_TIMEOUT = 60.0
 @dataclasses.dataclass(frozen=True)
 class Policy:
     """How outputs are compared: NaN equals NaN (any payload); ±0 equal unless
-    `signed_zeros` (then +0.0 and -0.0 differ)."""
+    `signed_zeros` (then +0.0 and -0.0 differ). `nan_unspecified` (--strict): a NaN reaching
+    ReduceMax/ReduceMin/ArgMax/ArgMin gives an unspecified result, as ONNX leaves it, instead
+    of onnx.reference's (NaN, the first NaN's index); a candidate whose reduction meets a NaN
+    the reference's output does not depend on that way is then refuted."""
 
     signed_zeros: bool = False
+    nan_unspecified: bool = False
 
     def text(self) -> str:
         zeros = "-0.0 and +0.0 distinct" if self.signed_zeros else "-0.0 equal to +0.0"
-        return f"NaN equal to NaN, {zeros}"
+        strict = "; NaN in a reduction unspecified" if self.nan_unspecified else ""
+        return f"NaN equal to NaN, {zeros}{strict}"
 
 
 class CannotRun(OutsideFragment):
@@ -92,6 +97,12 @@ class Counterexample:
                 f"output {self.output!r}: the candidate is undefined on this input (a float "
                 "→ integer Cast of NaN or out of range, or a division by zero) where the "
                 "reference is defined"
+            )
+        elif self.kind == "unspecified":
+            what = (
+                f"output {self.output!r}: a NaN reaches the candidate's ReduceMax/ArgMax, whose "
+                "result ONNX leaves unspecified (onnxruntime drops the NaN), and the "
+                "reference's output does not leave it open"
             )
         elif self.kind == "cannot run":
             what = f"the candidate cannot run where the reference runs: {self.candidate}"
@@ -295,9 +306,9 @@ def _prove_binding(reference, candidate, signature, binding, policy, deadline, a
         chosen = pending.pop()
         inputs, variables = _symbolic_inputs(signature, binding, chosen)
         try:
-            ref_run = _run(reference, inputs, "reference")
+            ref_run = _run(reference, inputs, "reference", policy)
             try:
-                cand_run = _run(candidate, inputs, "candidate")
+                cand_run = _run(candidate, inputs, "candidate", policy)
             except CannotRun as error:  # the candidate fails where the reference runs
                 inputs_np = _concretise(True, signature, binding, chosen, variables)
                 return _cannot_run(reference, candidate, binding, inputs_np, str(error))
@@ -320,9 +331,9 @@ def _prove_binding(reference, candidate, signature, binding, policy, deadline, a
     return None
 
 
-def _run(model, inputs, side):
+def _run(model, inputs, side, policy: Policy):
     try:
-        return Interpreter().run(model, inputs)
+        return _interpreter(policy, side).run(model, inputs)
     except NotRunnable as error:  # the spec of the op's version rejects it
         kind = CannotRun if side == "candidate" else OutsideFragment
         raise kind(f"{side}: {error}") from None
@@ -517,8 +528,21 @@ def _counterexample(reference, candidate, binding, inputs, policy, outcome) -> C
             return Counterexample(
                 binding, inputs, name, index, r[index].item(), c[index].item(), "values", True
             )
-    # no difference in onnx.reference: the candidate's undefinedness, or a semantics gap
-    undefined = outcome is not True and _candidate_undefined(candidate, inputs, binding)
+    # no difference in onnx.reference: an unspecified result (--strict), the candidate's
+    # undefinedness, or a semantics gap
+    if outcome is not True and _nan_reaches_reduction(candidate, inputs, policy):
+        return Counterexample(
+            binding,
+            inputs,
+            names[0],
+            None,
+            None,
+            None,
+            "unspecified",
+            False,
+            replay=_replay_unspecified(reference, candidate, inputs),
+        )
+    undefined = outcome is not True and _candidate_undefined(candidate, inputs, policy)
     return Counterexample(
         binding,
         inputs,
@@ -528,7 +552,14 @@ def _counterexample(reference, candidate, binding, inputs, policy, outcome) -> C
         None,
         "undefined" if undefined else "values",
         undefined,
+        replay=UNDEFINED_REPLAY if undefined else None,
     )
+
+
+UNDEFINED_REPLAY = (
+    "onnx.reference gives no difference (it picks a value where the candidate is undefined); "
+    "the interpreter, run on these concrete inputs, confirms that the candidate is undefined"
+)
 
 
 def _cannot_run(reference, candidate, binding, inputs, reason: str) -> Counterexample:
@@ -576,16 +607,54 @@ def _replay_failure(candidate: onnx.ModelProto, inputs) -> str | None:
     return "onnx.reference runs it; " + "; ".join(found) if found else None
 
 
-def _candidate_undefined(candidate, inputs, binding) -> bool:
-    """Whether the candidate's definedness conditions fail on these concrete inputs."""
-    concrete = {
-        name: Tensor(
-            onnx.helper.np_dtype_to_tensor_dtype(value.dtype),
-            _terms(value),
-        )
+def _interpreter(policy: Policy, side: str) -> Interpreter:
+    """Under nan_unspecified the candidate's reduction of a NaN is any value, and the
+    reference's undefined (nothing to match)."""
+    if not policy.nan_unspecified:
+        return Interpreter()
+    return Interpreter(nan_in_reduction="undefined" if side == "reference" else "any")
+
+
+def _nan_reaches_reduction(candidate, inputs, policy: Policy) -> bool:
+    """Under nan_unspecified: whether these concrete inputs bring a NaN to a reduction."""
+    if not policy.nan_unspecified:
+        return False
+    interpreter = _interpreter(policy, "candidate")
+    interpreter.run(candidate, _concrete(inputs))
+    return any(z3.is_true(z3.simplify(c)) for c in interpreter.unspecified)
+
+
+def _concrete(inputs) -> dict[str, Tensor]:
+    return {
+        name: Tensor(onnx.helper.np_dtype_to_tensor_dtype(value.dtype), _terms(value))
         for name, value in inputs.items()
     }
-    run = Interpreter().run(candidate, concrete)
+
+
+def _replay_unspecified(reference, candidate, inputs) -> str:
+    """onnx.reference keeps the NaN; onnxruntime, where it runs both, may show the other
+    choice ONNX allows."""
+    from maxlower.runtime import onnxruntime_session
+
+    try:
+        expected, actual = (
+            onnxruntime_session(m).run(None, inputs) for m in (reference, candidate)
+        )
+    except Exception as error:  # onnxruntime runs nothing below opset 7, say
+        message = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+        return (
+            "onnx.reference keeps the NaN, so shows no difference; onnxruntime cannot run the "
+            f"models to show the other choice ({message})"
+        )
+    for e, a in zip(expected, actual):
+        if not np.array_equal(e, a, equal_nan=e.dtype.kind == "f"):
+            return f"onnxruntime reproduces it: reference {e.tolist()}, candidate {a.tolist()}"
+    return "onnx.reference and onnxruntime both keep the NaN here; ONNX does not require it"
+
+
+def _candidate_undefined(candidate, inputs, policy: Policy) -> bool:
+    """Whether the candidate's definedness conditions fail on these concrete inputs."""
+    run = _interpreter(policy, "candidate").run(candidate, _concrete(inputs))
     return any(z3.is_false(z3.simplify(c)) for c in run.defined)
 
 

@@ -278,7 +278,14 @@ class Run:
 
 
 class Interpreter:
-    def __init__(self, *, spec_checks: bool = True) -> None:
+    def __init__(self, *, spec_checks: bool = True, nan_in_reduction: str = "reference") -> None:
+        # nan_in_reduction: what a NaN reaching ReduceMax/ReduceMin/ArgMax/ArgMin gives.
+        # "reference": onnx.reference's NaN (the first NaN's index). ONNX leaves it open
+        # (onnxruntime drops the NaN), so under --strict the candidate gives "any" value
+        # there (a fresh term the solver may choose) and the reference is "undefined" there
+        # (no obligation: sound, if lenient where its unspecified value would be absorbed)
+        self.nan_in_reduction = nan_in_reduction
+        self.unspecified: list = []  # conditions under which a result is unspecified
         # spec_checks: a node whose version's spec rejects it (a type its schema does not
         # take, If-1 branches of two shapes, a Loop body of the wrong arity) raises
         # NotRunnable; off, only the element semantics are computed (the differential test
@@ -590,7 +597,7 @@ class Interpreter:
         acc = row[0]
         for v in row[1:]:
             acc = self.pick(dtype, direction, acc, v)
-        return acc
+        return self.unless_nan(dtype, row, acc, z3.FreshConst(acc.sort(), "unspecified"))
 
     def op_ReduceMax(self, args, attrs, env):
         return self._reduce(args, attrs, +1, "ReduceMax")
@@ -618,6 +625,18 @@ class Interpreter:
             result = np.expand_dims(result, axis)
         return Tensor(TP.INT64, result)
 
+    def unless_nan(self, dtype: int, row: list, result, fresh):
+        """A reduction's `result`, or where a NaN reaches it and nan_in_reduction says so,
+        `fresh` (any value) or undefined."""
+        if self.nan_in_reduction == "reference" or dtype not in FLOAT_SORTS:
+            return result
+        reached = z3.Or(*[self.nan(dtype, v) for v in row])
+        self.unspecified.append(reached)
+        if self.nan_in_reduction == "undefined":
+            self.defined.append(z3.Not(reached))
+            return result
+        return z3.If(reached, fresh, result)
+
     def _arg_row(self, dtype, row, direction, last):
         """numpy's argmax/argmin: the first extreme, the first NaN; `last` scans backwards
         (onnx.reference flips the data and takes n-1 minus the first)."""
@@ -634,7 +653,8 @@ class Interpreter:
                 better = z3.And(z3.Not(nan_best), z3.Or(nan_v, better))
             index = z3.If(better, z3.BitVecVal(i, 64), index)
             best = self.select(dtype, better, v, best)
-        return index
+        fresh = z3.URem(z3.FreshConst(z3.BitVecSort(64), "unspecified"), n)  # an index
+        return self.unless_nan(dtype, row, index, fresh)
 
     def op_ArgMax(self, args, attrs, env):
         return self._arg(args, attrs, +1)
