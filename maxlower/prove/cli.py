@@ -164,7 +164,6 @@ Examples:
 
 def _models(reference, candidate, dims, max_dim, timeout, flags, cex_path, json_path):
     """flags: (--signed-zeros, --strict)."""
-    from maxlower.io import load_proto
     from maxlower.prove.core import (
         COUNTEREXAMPLE,
         DEFAULT_MAX_DIM,
@@ -180,7 +179,7 @@ def _models(reference, candidate, dims, max_dim, timeout, flags, cex_path, json_
         outputs.declare(cex_path, "--counterexample")
         if json_path is not None:
             outputs.declare(json_path, "--json")
-        models = [load_proto(reference), _load_candidate(candidate)]
+        models = [_read(reference, candidate=False), _read(candidate, candidate=True)]
         report = prove(
             *models,
             dims=dims,
@@ -202,17 +201,19 @@ def _models(reference, candidate, dims, max_dim, timeout, flags, cex_path, json_
     return EXIT_COUNTEREXAMPLE if report.status == COUNTEREXAMPLE else EXIT_INCONCLUSIVE
 
 
-def _load_candidate(path: pathlib.Path):
-    """The candidate as load_proto reads it; one that fails only the full check is read as
-    it is (after the safety rules), for prove to refute: an invalid candidate of a valid
-    reference is a refutation (exit 1), as in maxlower.prove.prove, not a bad input."""
+def _read(path: pathlib.Path, *, candidate: bool):
+    """The model as its file has it (opset imports normalised), after load_proto's safety
+    rules and full check; the proof runs on the file's own annotations, not on what
+    shape inference adds or drops. A candidate that fails only the full check is read
+    all the same, for prove to refute: an invalid candidate of a valid reference is a
+    refutation (exit 1), as in maxlower.prove.prove, not a bad input."""
     from maxlower.io import _CHECK_ERRORS, load_proto, read_model_proto
     from maxlower.pipeline import normalise_opset_imports
 
     try:
-        return load_proto(path)
+        load_proto(path)
     except InvalidModelError as error:
-        if not isinstance(error.__cause__, _CHECK_ERRORS):
+        if not candidate or not isinstance(error.__cause__, _CHECK_ERRORS):
             raise
     proto = read_model_proto(path)
     normalise_opset_imports(proto)

@@ -568,7 +568,7 @@ def _cannot_run(reference, candidate, binding, inputs, reason: str) -> Counterex
     the spec rejects (a Loop body with an extra output, If-1 branches of two shapes)."""
     name = reference.graph.output[0].name
     reason = reason.removeprefix("candidate: ")
-    replay = _replay_failure(candidate, inputs)
+    replay = _replay_failure(reference, candidate, inputs)
     return Counterexample(
         binding,
         inputs,
@@ -578,33 +578,49 @@ def _cannot_run(reference, candidate, binding, inputs, reason: str) -> Counterex
         reason,
         "cannot run",
         replay is not None,
-        replay=replay or "NOT reproduced by onnx.reference, onnxruntime or onnx.checker",
+        replay=replay
+        or "NOT reproduced by onnx.reference, onnxruntime or onnx.checker "
+        "(the spec's rule, in the message, decides)",
     )
 
 
-def _replay_failure(candidate: onnx.ModelProto, inputs) -> str | None:
-    """Which runner fails on the candidate with these inputs, and its message; None if none."""
+def _replay_failure(reference, candidate, inputs) -> str | None:
+    """Which runners fail on the candidate with these inputs (each counts only where it
+    runs the reference), with their messages; None if none does."""
     from onnx.reference import ReferenceEvaluator
 
     from maxlower.runtime import onnxruntime_session
 
-    def first_line(error: Exception) -> str:
-        text = str(error).strip().splitlines()
-        return (text[0] if text else type(error).__name__)[:300]
-
-    try:
-        ReferenceEvaluator(candidate).run(None, inputs)
-    except Exception as error:  # any failure of the runner is the reproduction
-        return f"onnx.reference fails: {first_line(error)}"
-    found = []
-    try:
-        onnxruntime_session(candidate).run(None, inputs)
-    except Exception as error:
-        found.append(f"onnxruntime fails: {first_line(error)}")
+    runners = {
+        "onnx.reference": lambda m: ReferenceEvaluator(m).run(None, inputs),
+        "onnx.reference checking shape annotations": lambda m: ReferenceEvaluator(
+            m, check_shape_annotations=True
+        ).run(None, inputs),
+        "onnxruntime": lambda m: onnxruntime_session(m).run(None, inputs),
+    }
+    seen = []
+    for name, runner in runners.items():
+        if _fails(runner, reference) is not None:
+            seen.append(f"{name} cannot run the reference either")
+            continue
+        error = _fails(runner, candidate)
+        if error is not None:
+            return "; ".join([*seen, f"{name} fails: {error}"])
+        seen.append(f"{name} runs it")
     problem = _check(candidate)
     if problem is not None:
-        found.append(f"onnx.checker rejects it: {problem}")
-    return "onnx.reference runs it; " + "; ".join(found) if found else None
+        return "; ".join([*seen, f"onnx.checker rejects it: {problem}"])
+    return None
+
+
+def _fails(runner, model) -> str | None:
+    """The first line of the runner's error on `model`, or None if it runs."""
+    try:
+        runner(model)
+    except Exception as error:  # any failure of the runner is its answer
+        text = str(error).strip().splitlines()
+        return (text[0] if text else type(error).__name__)[:300]
+    return None
 
 
 def _interpreter(policy: Policy, side: str) -> Interpreter:

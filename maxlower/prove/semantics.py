@@ -285,6 +285,7 @@ class Interpreter:
         # there (a fresh term the solver may choose) and the reference is "undefined" there
         # (no obligation: sound, if lenient where its unspecified value would be absorbed)
         self.nan_in_reduction = nan_in_reduction
+        self.dims: dict[str, tuple[int, str]] = {}  # dim_param -> (size, the value binding it)
         self.unspecified: list = []  # conditions under which a result is unspecified
         # spec_checks: a node whose version's spec rejects it (a type its schema does not
         # take, If-1 branches of two shapes, a Loop body of the wrong arity) raises
@@ -365,12 +366,40 @@ class Interpreter:
             if init.name not in env:
                 array = onnx.numpy_helper.to_array(init)
                 env[init.name] = constant(array, init.data_type)
+        declared = _annotations(graph) if self.spec_checks else {}
+        for value in graph.input:
+            if value.name in declared and value.name in env:
+                self.check_annotation(value.name, env[value.name], declared[value.name])
         for node in graph.node:
             results = self.node(node, env)
             for name, value in zip(node.output, results):
                 if name:
                     env[name] = value
+                    if name in declared:
+                        self.check_annotation(name, value, declared[name])
         return [env[o.name] for o in graph.output]
+
+    def check_annotation(self, name: str, value: Tensor, dims: list) -> None:
+        """The value's shape against its declared one (docs/ShapeAnnotationSemantics.md in
+        onnx): a dim_value must be the size; a dim_param names one size in the whole run
+        (not scoped), bound by the first value that has it; a runtime may rely on both (one
+        buffer for two values of one dim name), so a violation means the model cannot run."""
+        if len(dims) != len(value.shape):
+            raise NotRunnable(
+                f"value {name!r} is declared of rank {len(dims)} and has shape {list(value.shape)}"
+            )
+        for axis, (dim, size) in enumerate(zip(dims, value.shape)):
+            if isinstance(dim, int) and dim != size:
+                raise NotRunnable(
+                    f"value {name!r} is declared {dims} and has shape {list(value.shape)}"
+                )
+            if isinstance(dim, str):
+                bound, by = self.dims.setdefault(dim, (size, name))
+                if bound != size:
+                    raise NotRunnable(
+                        f"dim {dim!r} is {bound} in {by!r} and {size} in {name!r} (axis "
+                        f"{axis}): one dim name must be one size in a run"
+                    )
 
     def node(self, node: onnx.NodeProto, env: dict[str, Tensor]) -> list[Tensor]:
         if node.domain not in ("", "ai.onnx"):
@@ -839,6 +868,20 @@ class Interpreter:
             stacked.append(Tensor(TP.FLOAT, np.stack([s[k] for s in scans])))
             stacked[-1].dtype = output.type.tensor_type.elem_type
         return [*carried, *stacked]
+
+
+def _annotations(graph: onnx.GraphProto) -> dict[str, list]:
+    """{value name: its declared dims (int, dim_param, or None)} for the graph's inputs,
+    outputs and value_info that declare a shape."""
+    out = {}
+    for value in [*graph.input, *graph.value_info, *graph.output]:
+        t = value.type.tensor_type
+        if value.type.HasField("tensor_type") and t.HasField("shape"):
+            out[value.name] = [
+                d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
+                for d in t.shape.dim
+            ]
+    return out
 
 
 def _check_graph_outputs(node: onnx.NodeProto, attrs: dict) -> None:
