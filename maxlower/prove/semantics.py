@@ -840,7 +840,7 @@ class Interpreter:
         carried = list(args[2:])
         if count is None:
             raise OutsideFragment("Loop without a constant trip count")
-        scans: list[list[np.ndarray]] = []
+        scans: list[list[Tensor]] = []
         for i in range(count):
             if keep_going is not None:
                 go = concrete_int(keep_going.arr.reshape(-1)[0], TP.BOOL)
@@ -860,13 +860,13 @@ class Interpreter:
             results = self.graph(body, scope)
             keep_going = results[0]
             carried = results[1 : 1 + len(carried)]
-            scans.append([r.arr for r in results[1 + len(carried) :]])
+            scans.append(results[1 + len(carried) :])
         stacked = []
-        for k, output in enumerate(body.output[1 + len(carried) :]):
+        for k in range(len(body.output) - 1 - len(carried)):
             if not scans:
                 raise OutsideFragment("Loop scan output over zero iterations")
-            stacked.append(Tensor(TP.FLOAT, np.stack([s[k] for s in scans])))
-            stacked[-1].dtype = output.type.tensor_type.elem_type
+            # the body's values' own type (a subgraph output need not declare one)
+            stacked.append(Tensor(scans[0][k].dtype, np.stack([s[k].arr for s in scans])))
         return [*carried, *stacked]
 
 
