@@ -216,8 +216,8 @@ def prove(
     invalid = _invalid_candidate(reference, candidate)
     try:
         report = _prove(reference, candidate, dims, max_dim, timeout, policy, start)
-    except Exception:
-        if invalid is None:
+    except Exception:  # the interpreter assumes a valid model; an invalid one may break it
+        if invalid is None:  # anywhere, and is refuted by the check below all the same
             raise
         report = _finish(INCONCLUSIVE, policy, [], set(), start)
     if invalid is not None and report.status != COUNTEREXAMPLE:
@@ -236,8 +236,9 @@ def _invalid_candidate(reference, candidate) -> str | None:
     problem = _check(candidate)
     if problem is None:
         return None
-    if _check(reference) is not None:
-        raise InvalidModelError(f"the reference is not a valid model ({_check(reference)})")
+    reference_problem = _check(reference)
+    if reference_problem is not None:
+        raise InvalidModelError(f"the reference is not a valid model ({reference_problem})")
     opset = next((o.version for o in candidate.opset_import if o.domain in ("", "ai.onnx")), 0)
     return f"the candidate is not a valid model at opset {opset}: {problem}"
 
