@@ -1,7 +1,8 @@
 """`maxlower prove`: the command (registered on the main group by maxlower.cli).
 
     maxlower prove REFERENCE CANDIDATE [--dim NAME=N ...] [--max-dim N] [--timeout S]
-                   [--json F] [--counterexample F] [--signed-zeros] [--report F.html]
+                   [--json F] [--counterexample F] [--signed-zeros] [--strict]
+                   [--report F.html]
     maxlower prove --rules [--max-dim N] [--timeout S] [--json F]
 
 Exit codes: 0 proved, 1 counterexample (its inputs written as .npz and replayed in
@@ -167,6 +168,12 @@ Examples:
     )
     @click.option("--signed-zeros", is_flag=True, help="Count -0.0 and +0.0 as different.")
     @click.option(
+        "--strict",
+        is_flag=True,
+        help="A NaN reaching ReduceMax/ArgMax gives an unspecified result, as ONNX leaves it "
+        "(default: onnx.reference's NaN).",
+    )
+    @click.option(
         "--counterexample",
         "counterexample_path",
         type=click.Path(path_type=pathlib.Path),
@@ -194,6 +201,7 @@ Examples:
         max_dim,
         timeout,
         signed_zeros,
+        strict,
         counterexample_path,
         json_path,
         report_path,
@@ -221,7 +229,7 @@ Examples:
                     dims,
                     max_dim,
                     timeout,
-                    signed_zeros,
+                    (signed_zeros, strict),
                     counterexample_path,
                     json_path,
                     report_path,
@@ -229,10 +237,8 @@ Examples:
             )
 
 
-def _models(
-    reference, candidate, dims, max_dim, timeout, signed_zeros, cex_path, json_path, report_path
-):
-    from maxlower.io import load_proto
+def _models(reference, candidate, dims, max_dim, timeout, flags, cex_path, json_path, report_path):
+    """flags: (--signed-zeros, --strict)."""
     from maxlower.prove.core import (
         COUNTEREXAMPLE,
         DEFAULT_MAX_DIM,
@@ -251,13 +257,13 @@ def _models(
         if report_path is not None:
             outputs.declare(report_path, "--report")
         started = time.perf_counter()
-        models = [load_proto(reference), load_proto(candidate)]
+        models = [_read(reference, candidate=False), _read(candidate, candidate=True)]
         report = prove_models(
             *models,
             dims=dims,
             max_dim=DEFAULT_MAX_DIM if max_dim is None else max_dim,
             timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
-            policy=Policy(signed_zeros=signed_zeros),
+            policy=Policy(signed_zeros=flags[0], nan_unspecified=flags[1]),
         )
         if report.counterexample is not None:
             report.counterexample.path = str(cex_path)
@@ -277,6 +283,25 @@ def _models(
     if report.status == PROVED:
         return EXIT_PROVED
     return EXIT_COUNTEREXAMPLE if report.status == COUNTEREXAMPLE else EXIT_INCONCLUSIVE
+
+
+def _read(path: pathlib.Path, *, candidate: bool):
+    """The model as its file has it (opset imports normalised), after load_proto's safety
+    rules and full check; the proof runs on the file's own annotations, not on what
+    shape inference adds or drops. A candidate that fails only the full check is read
+    all the same, for prove to refute: an invalid candidate of a valid reference is a
+    refutation (exit 1), as in maxlower.prove.prove, not a bad input."""
+    from maxlower.io import _CHECK_ERRORS, load_proto, read_model_proto
+    from maxlower.pipeline import normalise_opset_imports
+
+    try:
+        load_proto(path)
+    except InvalidModelError as error:
+        if not candidate or not isinstance(error.__cause__, _CHECK_ERRORS):
+            raise
+    proto = read_model_proto(path)
+    normalise_opset_imports(proto)
+    return proto
 
 
 def _rules(max_dim, timeout, signed_zeros, json_path) -> int:

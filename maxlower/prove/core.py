@@ -30,6 +30,7 @@ from maxlower.prove.semantics import (
     SUPPORTED,
     Interpreter,
     NeedsValue,
+    NotRunnable,
     OutsideFragment,
     Tensor,
     bits_of,
@@ -46,13 +47,18 @@ DEFAULT_TIMEOUT = 60.0
 @dataclasses.dataclass(frozen=True)
 class Policy:
     """How outputs are compared: NaN equals NaN (any payload); ±0 equal unless
-    `signed_zeros` (then +0.0 and -0.0 differ)."""
+    `signed_zeros` (then +0.0 and -0.0 differ). `nan_unspecified` (--strict): a NaN reaching
+    ReduceMax/ReduceMin/ArgMax/ArgMin gives an unspecified result, as ONNX leaves it, instead
+    of onnx.reference's (NaN, the first NaN's index); a candidate whose reduction meets a NaN
+    the reference's output does not depend on that way is then refuted."""
 
     signed_zeros: bool = False
+    nan_unspecified: bool = False
 
     def text(self) -> str:
         zeros = "-0.0 and +0.0 distinct" if self.signed_zeros else "-0.0 equal to +0.0"
-        return f"NaN equal to NaN, {zeros}"
+        strict = "; NaN in a reduction unspecified" if self.nan_unspecified else ""
+        return f"NaN equal to NaN, {zeros}{strict}"
 
 
 class CannotRun(OutsideFragment):
@@ -72,9 +78,12 @@ class Counterexample:
     index: tuple[int, ...] | None
     reference: object  # the reference's value there (onnx.reference)
     candidate: object
-    kind: str  # "values", "shape", "dtype" or "undefined" (the candidate's result)
-    reproduced: bool  # onnx.reference gives the difference too
+    kind: str  # "values", "shape", "dtype", "undefined" or "cannot run" (the candidate's)
+    reproduced: bool  # onnx.reference gives the difference too (see `replay`)
     path: str | None = None  # where the inputs were written (.npz)
+    # "cannot run": which runner reproduced the failure (onnx.reference tolerates some
+    # invalid models; onnxruntime or the checker then shows it), or that none did
+    replay: str | None = None
 
     def lines(self) -> list[str]:
         where = ", ".join(f"{k}={v}" for k, v in self.dims.items()) or "static shapes"
@@ -89,6 +98,14 @@ class Counterexample:
                 "→ integer Cast of NaN or out of range, or a division by zero) where the "
                 "reference is defined"
             )
+        elif self.kind == "unspecified":
+            what = (
+                f"output {self.output!r}: a NaN reaches the candidate's ReduceMax/ArgMax, whose "
+                "result ONNX leaves unspecified (onnxruntime drops the NaN), and the "
+                "reference's output does not leave it open"
+            )
+        elif self.kind == "cannot run":
+            what = f"the candidate cannot run where the reference runs: {self.candidate}"
         else:
             what = f"output {self.output!r}: {self.kind} differs: reference {self.reference}, "
             what += f"candidate {self.candidate}"
@@ -98,10 +115,13 @@ class Counterexample:
                 f"  input {name!r} ({value.dtype}, shape {list(value.shape)}): "
                 f"{np.array2string(value, threshold=16, max_line_width=90)}"
             )
-        lines.append(
-            "  replayed in onnx.reference: "
-            + ("the difference is reproduced" if self.reproduced else "NOT reproduced")
-        )
+        if self.replay is not None:
+            lines.append(f"  replayed: {self.replay}")
+        else:
+            lines.append(
+                "  replayed in onnx.reference: "
+                + ("the difference is reproduced" if self.reproduced else "NOT reproduced")
+            )
         if self.path:
             lines.append(f"  inputs written to {self.path}")
         return lines
@@ -134,7 +154,9 @@ class ProofReport:
         bindings = len(self.cases)
         head = {
             PROVED: f"PROVED for all inputs at {bindings} shape binding(s)",
-            COUNTEREXAMPLE: "COUNTEREXAMPLE: the models differ",
+            COUNTEREXAMPLE: f"REFUTED: {self.reason}"
+            if self.reason
+            else "COUNTEREXAMPLE: the models differ",
             INCONCLUSIVE: f"INCONCLUSIVE: {self.reason}",
         }[self.status]
         lines = [f"{head} ({self.policy.text()}; {self.seconds:.2f} s, method {self.method})"]
@@ -161,6 +183,7 @@ class ProofReport:
         if self.counterexample is not None:
             c = self.counterexample
             out["counterexample"] = {
+                "replay": c.replay,
                 "dims": c.dims,
                 "output": c.output,
                 "kind": c.kind,
@@ -190,6 +213,50 @@ def prove(
     symbolic dims (`dims`, else each of 0..`max_dim`)."""
     policy = policy or Policy()
     start = time.perf_counter()
+    invalid = _invalid_candidate(reference, candidate)
+    try:
+        report = _prove(reference, candidate, dims, max_dim, timeout, policy, start)
+    except Exception:  # the interpreter assumes a valid model; an invalid one may break it
+        if invalid is None:  # anywhere, and is refuted by the check below all the same
+            raise
+        report = _finish(INCONCLUSIVE, policy, [], set(), start)
+    if invalid is not None and report.status != COUNTEREXAMPLE:
+        # (a) found no input the candidate fails on; (b) the spec's own check refutes it
+        report.status, report.reason, report.counterexample = COUNTEREXAMPLE, invalid, None
+    return report
+
+
+def _invalid_candidate(reference, candidate) -> str | None:
+    """'the candidate is not a valid model at opset N: ...' (the full check's one line) when
+    the reference is valid and the candidate is not; None when the candidate is valid. An
+    invalid candidate cannot run where the reference runs, so it is refuted, never proved
+    (exit 1); if the reference is invalid too there is nothing to compare (exit 2)."""
+    from maxlower.api import InvalidModelError
+
+    problem = _check(candidate)
+    if problem is None:
+        return None
+    reference_problem = _check(reference)
+    if reference_problem is not None:
+        raise InvalidModelError(f"the reference is not a valid model ({reference_problem})")
+    opset = next((o.version for o in candidate.opset_import if o.domain in ("", "ai.onnx")), 0)
+    return f"the candidate is not a valid model at opset {opset}: {problem}"
+
+
+def _check(model: onnx.ModelProto) -> str | None:
+    """The full check's one-line message (as `maxlower` words it for an input), or None.
+    onnx's own check: the models prove takes are small, and it runs on every proof."""
+    from maxlower.io import _CHECK_ERRORS
+    from maxlower.safety import describe_invalid
+
+    try:
+        onnx.checker.check_model(model, full_check=True)
+    except (*_CHECK_ERRORS, ValueError) as error:  # ValueError: a type onnx does not know
+        return describe_invalid(model, error)
+    return None
+
+
+def _prove(reference, candidate, dims, max_dim, timeout, policy, start) -> ProofReport:
     signature = _signature(reference, candidate)
     names = _dim_names(signature)
     fixed = dict(dims or {})
@@ -244,12 +311,12 @@ def _prove_binding(reference, candidate, signature, binding, policy, deadline, a
         chosen = pending.pop()
         inputs, variables = _symbolic_inputs(signature, binding, chosen)
         try:
-            ref_run = _run(reference, inputs, "reference")
+            ref_run = _run(reference, inputs, "reference", policy)
             try:
-                cand_run = _run(candidate, inputs, "candidate")
-            except CannotRun:  # the candidate fails at shapes where the reference runs
+                cand_run = _run(candidate, inputs, "candidate", policy)
+            except CannotRun as error:  # the candidate fails where the reference runs
                 inputs_np = _concretise(True, signature, binding, chosen, variables)
-                return _counterexample(reference, candidate, binding, inputs_np, policy, True)
+                return _cannot_run(reference, candidate, binding, inputs_np, str(error))
         except NeedsValue as need:
             name = _variable_name(need.term, variables)
             if name is None:
@@ -269,9 +336,12 @@ def _prove_binding(reference, candidate, signature, binding, policy, deadline, a
     return None
 
 
-def _run(model, inputs, side):
+def _run(model, inputs, side, policy: Policy):
     try:
-        return Interpreter().run(model, inputs)
+        return _interpreter(policy, side).run(model, inputs)
+    except NotRunnable as error:  # the spec of the op's version rejects it
+        kind = CannotRun if side == "candidate" else OutsideFragment
+        raise kind(f"{side}: {error}") from None
     except OutsideFragment as error:
         if side == "reference" and isinstance(error, Undefined):
             raise
@@ -332,10 +402,14 @@ def _signature(reference: onnx.ModelProto, candidate: onnx.ModelProto) -> list[I
     """The reference's inputs (those without a constant), checked against the candidate's."""
     from maxlower.api import InvalidModelError
 
-    def sig(model):
+    def sig(model, defaults_kept=frozenset()):
         initialized = {i.name for i in model.graph.initializer}
         out = []
         for k, value in enumerate(model.graph.input):
+            if value.name in initialized and value.name not in defaults_kept:
+                # an input the reference does not have: a caller of the reference never
+                # feeds it, so it keeps its default value (IR < 4 listed every initializer)
+                continue
             t = value.type.tensor_type
             if not value.type.HasField("tensor_type") or not t.HasField("shape"):
                 raise OutsideFragment(f"input {value.name!r} is not a tensor of known rank")
@@ -353,7 +427,8 @@ def _signature(reference: onnx.ModelProto, candidate: onnx.ModelProto) -> list[I
             del k
         return out
 
-    ref, cand = sig(reference), sig(candidate)
+    ref = sig(reference, {v.name for v in reference.graph.input})
+    cand = sig(candidate, {s.name for s in ref})
     if {s.name: s.dtype for s in ref} != {s.name: s.dtype for s in cand}:
         raise InvalidModelError(
             "the models' inputs differ in names or element types: "
@@ -460,8 +535,21 @@ def _counterexample(reference, candidate, binding, inputs, policy, outcome) -> C
             return Counterexample(
                 binding, inputs, name, index, r[index].item(), c[index].item(), "values", True
             )
-    # no difference in onnx.reference: the candidate's undefinedness, or a semantics gap
-    undefined = outcome is not True and _candidate_undefined(candidate, inputs, binding)
+    # no difference in onnx.reference: an unspecified result (--strict), the candidate's
+    # undefinedness, or a semantics gap
+    if outcome is not True and _nan_reaches_reduction(candidate, inputs, policy):
+        return Counterexample(
+            binding,
+            inputs,
+            names[0],
+            None,
+            None,
+            None,
+            "unspecified",
+            False,
+            replay=_replay_unspecified(reference, candidate, inputs),
+        )
+    undefined = outcome is not True and _candidate_undefined(candidate, inputs, policy)
     return Counterexample(
         binding,
         inputs,
@@ -471,19 +559,125 @@ def _counterexample(reference, candidate, binding, inputs, policy, outcome) -> C
         None,
         "undefined" if undefined else "values",
         undefined,
+        replay=UNDEFINED_REPLAY if undefined else None,
     )
 
 
-def _candidate_undefined(candidate, inputs, binding) -> bool:
-    """Whether the candidate's definedness conditions fail on these concrete inputs."""
-    concrete = {
-        name: Tensor(
-            onnx.helper.np_dtype_to_tensor_dtype(value.dtype),
-            _terms(value),
-        )
+UNDEFINED_REPLAY = (
+    "onnx.reference gives no difference (it picks a value where the candidate is undefined); "
+    "the interpreter, run on these concrete inputs, confirms that the candidate is undefined"
+)
+
+
+def _cannot_run(reference, candidate, binding, inputs, reason: str) -> Counterexample:
+    """The candidate cannot run on `inputs` (`reason`, the interpreter's): replayed in
+    onnx.reference, then onnxruntime, then the checker, as onnx.reference runs some models
+    the spec rejects (a Loop body with an extra output, If-1 branches of two shapes)."""
+    name = reference.graph.output[0].name
+    reason = reason.removeprefix("candidate: ")
+    replay = _replay_failure(reference, candidate, inputs)
+    return Counterexample(
+        binding,
+        inputs,
+        name,
+        None,
+        "a result",
+        reason,
+        "cannot run",
+        replay is not None,
+        replay=replay
+        or "NOT reproduced by onnx.reference, onnxruntime or onnx.checker "
+        "(the spec's rule, in the message, decides)",
+    )
+
+
+def _replay_failure(reference, candidate, inputs) -> str | None:
+    """Which runners fail on the candidate with these inputs (each counts only where it
+    runs the reference), with their messages; None if none does."""
+    from onnx.reference import ReferenceEvaluator
+
+    from maxlower.runtime import onnxruntime_session
+
+    runners = {
+        "onnx.reference": lambda m: ReferenceEvaluator(m).run(None, inputs),
+        "onnx.reference checking shape annotations": lambda m: ReferenceEvaluator(
+            m, check_shape_annotations=True
+        ).run(None, inputs),
+        "onnxruntime": lambda m: onnxruntime_session(m).run(None, inputs),
+    }
+    seen = []
+    for name, runner in runners.items():
+        if _fails(runner, reference) is not None:
+            seen.append(f"{name} cannot run the reference either")
+            continue
+        error = _fails(runner, candidate)
+        if error is not None:
+            return "; ".join([*seen, f"{name} fails: {error}"])
+        seen.append(f"{name} runs it")
+    problem = _check(candidate)
+    if problem is not None:
+        return "; ".join([*seen, f"onnx.checker rejects it: {problem}"])
+    return None
+
+
+def _fails(runner, model) -> str | None:
+    """The first line of the runner's error on `model`, or None if it runs."""
+    try:
+        runner(model)
+    except Exception as error:  # any failure of the runner is its answer
+        text = str(error).strip().splitlines()
+        return (text[0] if text else type(error).__name__)[:300]
+    return None
+
+
+def _interpreter(policy: Policy, side: str) -> Interpreter:
+    """Under nan_unspecified the candidate's reduction of a NaN is any value, and the
+    reference's undefined (nothing to match)."""
+    if not policy.nan_unspecified:
+        return Interpreter()
+    return Interpreter(nan_in_reduction="undefined" if side == "reference" else "any")
+
+
+def _nan_reaches_reduction(candidate, inputs, policy: Policy) -> bool:
+    """Under nan_unspecified: whether these concrete inputs bring a NaN to a reduction."""
+    if not policy.nan_unspecified:
+        return False
+    interpreter = _interpreter(policy, "candidate")
+    interpreter.run(candidate, _concrete(inputs))
+    return any(z3.is_true(z3.simplify(c)) for c in interpreter.unspecified)
+
+
+def _concrete(inputs) -> dict[str, Tensor]:
+    return {
+        name: Tensor(onnx.helper.np_dtype_to_tensor_dtype(value.dtype), _terms(value))
         for name, value in inputs.items()
     }
-    run = Interpreter().run(candidate, concrete)
+
+
+def _replay_unspecified(reference, candidate, inputs) -> str:
+    """onnx.reference keeps the NaN; onnxruntime, where it runs both, may show the other
+    choice ONNX allows."""
+    from maxlower.runtime import onnxruntime_session
+
+    try:
+        expected, actual = (
+            onnxruntime_session(m).run(None, inputs) for m in (reference, candidate)
+        )
+    except Exception as error:  # onnxruntime runs nothing below opset 7, say
+        message = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+        return (
+            "onnx.reference keeps the NaN, so shows no difference; onnxruntime cannot run the "
+            f"models to show the other choice ({message})"
+        )
+    for e, a in zip(expected, actual):
+        if not np.array_equal(e, a, equal_nan=e.dtype.kind == "f"):
+            return f"onnxruntime reproduces it: reference {e.tolist()}, candidate {a.tolist()}"
+    return "onnx.reference and onnxruntime both keep the NaN here; ONNX does not require it"
+
+
+def _candidate_undefined(candidate, inputs, policy: Policy) -> bool:
+    """Whether the candidate's definedness conditions fail on these concrete inputs."""
+    run = _interpreter(policy, "candidate").run(candidate, _concrete(inputs))
     return any(z3.is_false(z3.simplify(c)) for c in run.defined)
 
 
@@ -520,14 +714,18 @@ def _jsonable(value):
     return value
 
 
-def concrete_outputs(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
+def concrete_outputs(
+    model: onnx.ModelProto, inputs: dict[str, np.ndarray], *, spec_checks: bool = False
+) -> list[np.ndarray]:
     """The interpreter's outputs on concrete inputs, as numpy arrays (for the differential
-    test against onnx.reference). NaN comes out as the canonical NaN of its type."""
+    test against onnx.reference). NaN comes out as the canonical NaN of its type. Without
+    `spec_checks`, the element semantics of every dtype, whether the op's schema at the
+    model's opset takes it or not (onnx.reference computes them all)."""
     tensors = {
         name: Tensor(onnx.helper.np_dtype_to_tensor_dtype(v.dtype), _terms(v))
         for name, v in inputs.items()
     }
-    run = Interpreter().run(model, tensors)
+    run = Interpreter(spec_checks=spec_checks).run(model, tensors)
     return [_numpy_of(t) for t in run.outputs]
 
 

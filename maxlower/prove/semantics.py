@@ -27,6 +27,7 @@ its finite domain.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Sequence
 from functools import partial
 
@@ -57,6 +58,12 @@ RNE = z3.RNE()
 
 class OutsideFragment(Exception):
     """The graph uses an op, type or form that the interpreter does not cover."""
+
+
+class NotRunnable(OutsideFragment):
+    """The spec of the op's version at the model's opset rejects the node as it is run (a
+    type its schema does not take, If branches of different shapes before If-11, a Loop
+    body whose outputs do not match the loop's): the model cannot run, whatever the input."""
 
 
 class NeedsValue(Exception):
@@ -271,7 +278,20 @@ class Run:
 
 
 class Interpreter:
-    def __init__(self) -> None:
+    def __init__(self, *, spec_checks: bool = True, nan_in_reduction: str = "reference") -> None:
+        # nan_in_reduction: what a NaN reaching ReduceMax/ReduceMin/ArgMax/ArgMin gives.
+        # "reference": onnx.reference's NaN (the first NaN's index). ONNX leaves it open
+        # (onnxruntime drops the NaN), so under --strict the candidate gives "any" value
+        # there (a fresh term the solver may choose) and the reference is "undefined" there
+        # (no obligation: sound, if lenient where its unspecified value would be absorbed)
+        self.nan_in_reduction = nan_in_reduction
+        self.dims: dict[str, tuple[int, str]] = {}  # dim_param -> (size, the value binding it)
+        self.unspecified: list = []  # conditions under which a result is unspecified
+        # spec_checks: a node whose version's spec rejects it (a type its schema does not
+        # take, If-1 branches of two shapes, a Loop body of the wrong arity) raises
+        # NotRunnable; off, only the element semantics are computed (the differential test
+        # runs every op in every dtype onnx.reference computes, valid at the opset or not)
+        self.spec_checks = spec_checks
         self.defined: list = []
         self.assumptions: set[str] = set()
         self.ops: set[str] = set()
@@ -346,12 +366,40 @@ class Interpreter:
             if init.name not in env:
                 array = onnx.numpy_helper.to_array(init)
                 env[init.name] = constant(array, init.data_type)
+        declared = _annotations(graph) if self.spec_checks else {}
+        for value in graph.input:
+            if value.name in declared and value.name in env:
+                self.check_annotation(value.name, env[value.name], declared[value.name])
         for node in graph.node:
             results = self.node(node, env)
             for name, value in zip(node.output, results):
                 if name:
                     env[name] = value
+                    if name in declared:
+                        self.check_annotation(name, value, declared[name])
         return [env[o.name] for o in graph.output]
+
+    def check_annotation(self, name: str, value: Tensor, dims: list) -> None:
+        """The value's shape against its declared one (docs/ShapeAnnotationSemantics.md in
+        onnx): a dim_value must be the size; a dim_param names one size in the whole run
+        (not scoped), bound by the first value that has it; a runtime may rely on both (one
+        buffer for two values of one dim name), so a violation means the model cannot run."""
+        if len(dims) != len(value.shape):
+            raise NotRunnable(
+                f"value {name!r} is declared of rank {len(dims)} and has shape {list(value.shape)}"
+            )
+        for axis, (dim, size) in enumerate(zip(dims, value.shape)):
+            if isinstance(dim, int) and dim != size:
+                raise NotRunnable(
+                    f"value {name!r} is declared {dims} and has shape {list(value.shape)}"
+                )
+            if isinstance(dim, str):
+                bound, by = self.dims.setdefault(dim, (size, name))
+                if bound != size:
+                    raise NotRunnable(
+                        f"dim {dim!r} is {bound} in {by!r} and {size} in {name!r} (axis "
+                        f"{axis}): one dim name must be one size in a run"
+                    )
 
     def node(self, node: onnx.NodeProto, env: dict[str, Tensor]) -> list[Tensor]:
         if node.domain not in ("", "ai.onnx"):
@@ -362,8 +410,13 @@ class Interpreter:
         self.ops.add(node.op_type)
         args = [env[name] if name else None for name in node.input]
         attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        if self.spec_checks:
+            _check_graph_outputs(node, attrs)
         result = handler(args, attrs, env)
-        return result if isinstance(result, list) else [result]
+        results = result if isinstance(result, list) else [result]
+        if self.spec_checks:
+            _check_types(node, self.opset, args, results)
+        return results
 
     # -- helpers ----------------------------------------------------------------------
     def ints(self, tensor: Tensor | None, domain: Callable[[], Sequence[int]], why: str):
@@ -573,7 +626,7 @@ class Interpreter:
         acc = row[0]
         for v in row[1:]:
             acc = self.pick(dtype, direction, acc, v)
-        return acc
+        return self.unless_nan(dtype, row, acc, z3.FreshConst(acc.sort(), "unspecified"))
 
     def op_ReduceMax(self, args, attrs, env):
         return self._reduce(args, attrs, +1, "ReduceMax")
@@ -601,6 +654,18 @@ class Interpreter:
             result = np.expand_dims(result, axis)
         return Tensor(TP.INT64, result)
 
+    def unless_nan(self, dtype: int, row: list, result, fresh):
+        """A reduction's `result`, or where a NaN reaches it and nan_in_reduction says so,
+        `fresh` (any value) or undefined."""
+        if self.nan_in_reduction == "reference" or dtype not in FLOAT_SORTS:
+            return result
+        reached = z3.Or(*[self.nan(dtype, v) for v in row])
+        self.unspecified.append(reached)
+        if self.nan_in_reduction == "undefined":
+            self.defined.append(z3.Not(reached))
+            return result
+        return z3.If(reached, fresh, result)
+
     def _arg_row(self, dtype, row, direction, last):
         """numpy's argmax/argmin: the first extreme, the first NaN; `last` scans backwards
         (onnx.reference flips the data and takes n-1 minus the first)."""
@@ -617,7 +682,8 @@ class Interpreter:
                 better = z3.And(z3.Not(nan_best), z3.Or(nan_v, better))
             index = z3.If(better, z3.BitVecVal(i, 64), index)
             best = self.select(dtype, better, v, best)
-        return index
+        fresh = z3.URem(z3.FreshConst(z3.BitVecSort(64), "unspecified"), n)  # an index
+        return self.unless_nan(dtype, row, index, fresh)
 
     def op_ArgMax(self, args, attrs, env):
         return self._arg(args, attrs, +1)
@@ -748,9 +814,18 @@ class Interpreter:
         condition = args[0].arr.reshape(-1)[0]
         then, other = attrs["then_branch"], attrs["else_branch"]
         value = concrete_int(condition, TP.BOOL)
-        if value is not None:
+        if value is not None and self.opset >= 11:
             return self.graph(then if value else other, dict(env))
         yes, no = self.graph(then, dict(env)), self.graph(other, dict(env))
+        for a, b, name in zip(yes, no, [o.name for o in then.output]):
+            if self.spec_checks and self.opset < 11 and a.shape != b.shape:  # If-1: one shape
+                raise NotRunnable(
+                    f"If-1 (opset {self.opset} < 11) needs both branches to give one shape, "
+                    f"and its output {name!r} is {list(a.shape)} in then_branch, "
+                    f"{list(b.shape)} in else_branch"
+                )
+        if value is not None:
+            return yes if value else no
         if any(a.shape != b.shape for a, b in zip(yes, no)):
             raise NeedsValue(condition, [0, 1], "If condition deciding a shape")
         return [
@@ -765,7 +840,7 @@ class Interpreter:
         carried = list(args[2:])
         if count is None:
             raise OutsideFragment("Loop without a constant trip count")
-        scans: list[list[np.ndarray]] = []
+        scans: list[list[Tensor]] = []
         for i in range(count):
             if keep_going is not None:
                 go = concrete_int(keep_going.arr.reshape(-1)[0], TP.BOOL)
@@ -785,14 +860,86 @@ class Interpreter:
             results = self.graph(body, scope)
             keep_going = results[0]
             carried = results[1 : 1 + len(carried)]
-            scans.append([r.arr for r in results[1 + len(carried) :]])
+            scans.append(results[1 + len(carried) :])
         stacked = []
-        for k, output in enumerate(body.output[1 + len(carried) :]):
+        for k in range(len(body.output) - 1 - len(carried)):
             if not scans:
                 raise OutsideFragment("Loop scan output over zero iterations")
-            stacked.append(Tensor(TP.FLOAT, np.stack([s[k] for s in scans])))
-            stacked[-1].dtype = output.type.tensor_type.elem_type
+            # the body's values' own type (a subgraph output need not declare one)
+            stacked.append(Tensor(scans[0][k].dtype, np.stack([s[k].arr for s in scans])))
         return [*carried, *stacked]
+
+
+def _annotations(graph: onnx.GraphProto) -> dict[str, list]:
+    """{value name: its declared dims (int, dim_param, or None)} for the graph's inputs,
+    outputs and value_info that declare a shape."""
+    out = {}
+    for value in [*graph.input, *graph.value_info, *graph.output]:
+        t = value.type.tensor_type
+        if value.type.HasField("tensor_type") and t.HasField("shape"):
+            out[value.name] = [
+                d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
+                for d in t.shape.dim
+            ]
+    return out
+
+
+def _check_graph_outputs(node: onnx.NodeProto, attrs: dict) -> None:
+    """If's branches give one value per output of the If; a Loop's body gives the condition,
+    then one value per carried value and per scan output of the Loop (ONNX's spec)."""
+    if node.op_type == "If":
+        for branch in ("then_branch", "else_branch"):
+            given = len(attrs[branch].output)
+            if given != len(node.output):
+                raise NotRunnable(
+                    f"If {node.name!r}: its {branch} gives {given} outputs, the If has "
+                    f"{len(node.output)}"
+                )
+    if node.op_type == "Loop":
+        body = attrs["body"]
+        carried = len(node.input) - 2
+        if len(body.input) != 2 + carried or len(body.output) != 1 + len(node.output):
+            raise NotRunnable(
+                f"Loop {node.name!r}: its body takes {len(body.input)} inputs and gives "
+                f"{len(body.output)} outputs, where the Loop's {carried} carried value(s) and "
+                f"{len(node.output) - carried} scan output(s) need {2 + carried} and "
+                f"{1 + len(node.output)}"
+            )
+
+
+def _check_types(node: onnx.NodeProto, opset: int, args, results) -> None:
+    """Every tensor the node takes and gives has a type its schema at `opset` allows."""
+    schema = _schema(node.op_type, opset)
+    if schema is None:
+        return
+    allowed = {c.type_param_str: set(c.allowed_type_strs) for c in schema.type_constraints}
+    for formals, values, what in (
+        (schema.inputs, args, "input"),
+        (schema.outputs, results, "output"),
+    ):
+        for i, value in enumerate(values):
+            if value is None or not formals:
+                continue
+            formal = formals[min(i, len(formals) - 1)]
+            names = allowed.get(formal.type_str, {formal.type_str})
+            type_str = f"tensor({_type_name(value.dtype)})"
+            if type_str not in names:
+                raise NotRunnable(
+                    f"{node.op_type}-{schema.since_version} (opset {opset}) does not take "
+                    f"{type_str} as its {what} {formal.name!r}"
+                )
+
+
+@functools.cache
+def _schema(op_type: str, opset: int):
+    try:
+        return onnx.defs.get_schema(op_type, opset, "")
+    except onnx.defs.SchemaError:
+        return None
+
+
+def _type_name(dtype: int) -> str:
+    return {TP.FLOAT: "float", TP.DOUBLE: "double"}.get(dtype, TP.DataType.Name(dtype).lower())
 
 
 def _identity(dtype: int, direction: int):
@@ -835,6 +982,7 @@ __all__ = [
     "SUPPORTED",
     "Interpreter",
     "NeedsValue",
+    "NotRunnable",
     "OutsideFragment",
     "Run",
     "Tensor",

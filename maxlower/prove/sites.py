@@ -40,6 +40,8 @@ from maxlower.prove.core import (
     Counterexample,
     Policy,
     ProofReport,
+    _finish,
+    _invalid_candidate,
     prove,
 )
 from maxlower.prove.semilattice import semilattice_equal, semilattice_witness
@@ -503,6 +505,11 @@ def prove_models(
             )
             if whole.status != INCONCLUSIVE:
                 return whole
+    # Regions prove values where the models differ; an invalid candidate is refuted as
+    # a whole first (as `prove` does), whatever its regions compute.
+    invalid = _invalid_candidate(reference, candidate)
+    if invalid is not None:
+        return _finish(COUNTEREXAMPLE, policy, [], set(), time.perf_counter(), reason=invalid)
     return prove_regions(
         reference, candidate, dims=dims, max_dim=max_dim, timeout=timeout, policy=policy
     )
