@@ -340,7 +340,10 @@ def _run(model, inputs, side, policy: Policy):
     try:
         return _interpreter(policy, side).run(model, inputs)
     except NotRunnable as error:  # the spec of the op's version rejects it
-        kind = CannotRun if side == "candidate" else OutsideFragment
+        # (the reference at a binding where it breaks its own declared shapes, say: no
+        # run of it exists there, so the binding is skipped as undefined; a reference
+        # that runs at no binding is inconclusive, never vacuously proved)
+        kind = CannotRun if side == "candidate" else Undefined
         raise kind(f"{side}: {error}") from None
     except OutsideFragment as error:
         if side == "reference" and isinstance(error, Undefined):
