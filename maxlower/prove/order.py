@@ -28,6 +28,10 @@ nothing about the real type (an r need not be the ranks of a value of it): None 
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
+import time
+
 import numpy as np
 import onnx
 import z3
@@ -72,6 +76,10 @@ ORDER_OPS: dict[str, tuple[int, ...] | None] = {
     "Gather": (0,),
     "Shape": (0,),
     "Size": (0,),
+    # a subgraph's nodes are checked as they run; the trip count and the condition are
+    # read by `ints` and as Booleans, so a rank there is refused
+    "Loop": None,
+    "If": None,
 }
 UNSIGNED = TP.UINT64  # any unsigned integer type: the comparisons of `semantics` on it are
 # the unsigned bit-vector ones, which work at any width
@@ -180,22 +188,50 @@ def order_equal(
     after: onnx.ModelProto,
     dtype: int,
     timeout: float,
+    max_dim: int = 4,
 ) -> bool | None:
     """True when the two graphs are equal for every input of `dtype` (±0 counted equal,
-    NaN equal to NaN) at their static shapes by the order-type argument; None when it does
-    not apply or decides nothing."""
+    NaN equal to NaN) by the order-type argument, at every binding of their symbolic dims
+    to 0..`max_dim` (as `prove`); None when it does not apply or decides nothing."""
+    from maxlower.prove.core import _dim_names, _signature
+
     if dtype == TP.BOOL:
         return None
+    deadline = time.perf_counter() + timeout
     try:
-        inputs = _rank_inputs(before, after, dtype)
-        if inputs is None:
+        signature = _signature(before, after)
+    except OutsideFragment:
+        return None
+    if any(s.dtype not in (dtype, TP.BOOL) for s in signature):
+        return None
+    names = _dim_names(signature)
+    for sizes in itertools.product(range(max_dim + 1), repeat=len(names)):
+        verdict = _binding_equal(before, after, dtype, signature, dict(zip(names, sizes)))
+        if verdict == "undefined":
+            continue
+        if verdict is None:
             return None
-        width = next(iter(inputs.values()))[1]
-        tensors = {name: tensor for name, (tensor, _) in inputs.items()}
-        runs = []
-        for model in (before, after):
-            interpreter = OrderInterpreter(dtype, width)
-            runs.append((interpreter, interpreter.run(model, tensors)))
+        remaining = deadline - time.perf_counter()
+        if remaining <= 0 or not _unsat(verdict, remaining):
+            return None
+    return True
+
+
+def _binding_equal(before, after, dtype, signature, binding):
+    """The solver's query at one binding ((reference run, candidate run, differences)),
+    "undefined" when the reference is undefined there for every input (ArgMax over an
+    empty axis), or None when the abstraction does not apply."""
+    inputs = _rank_inputs(signature, binding, dtype)
+    runs = []
+    try:
+        for side, model in (("reference", before), ("candidate", after)):
+            interpreter = OrderInterpreter(dtype, inputs.width)
+            try:
+                runs.append((interpreter, interpreter.run(model, inputs.tensors)))
+            except OutsideFragment as error:
+                if side == "reference" and "empty axis" in str(error):
+                    return "undefined"
+                raise
         differs = _differences(runs)
     except (NotOrderInvariant, NeedsValue, OutsideFragment, ValueError, IndexError, KeyError):
         return None
@@ -203,34 +239,41 @@ def order_equal(
         return None
     if differs is None:
         return None
-    (_, ref), (_, cand) = runs
+    return runs[0][1], runs[1][1], differs
+
+
+def _unsat(query, seconds: float) -> bool:
+    ref, cand, differs = query
     solver = z3.Solver()
-    solver.set("timeout", max(1, int(timeout * 1000)))
+    solver.set("timeout", max(1, int(seconds * 1000)))
     solver.add(*ref.defined)
     undefined = z3.Not(z3.And(*cand.defined)) if cand.defined else z3.BoolVal(False)
     solver.add(z3.Or(undefined, *differs))
-    return True if solver.check() == z3.unsat else None
+    return solver.check() == z3.unsat
 
 
-def _rank_inputs(before, after, dtype):
-    """{name: (Tensor of rank variables, width)} for the data inputs, or None when an input
-    is of another type or a shape is not static."""
-    from maxlower.prove.core import _dim_names, _signature, _symbolic_inputs
+@dataclasses.dataclass
+class _Inputs:
+    tensors: dict[str, Tensor]
+    width: int
 
-    signature = _signature(before, after)
-    if _dim_names(signature) or any(s.dtype not in (dtype, TP.BOOL) for s in signature):
-        return None
+
+def _rank_inputs(signature, binding, dtype) -> _Inputs:
+    """Rank variables for the data inputs, exact ones for the Boolean inputs."""
+    from maxlower.prove.core import _shape, _symbolic_inputs
+
     data = [s for s in signature if s.dtype == dtype]
-    count = sum(int(np.prod(s.dims, dtype=np.int64)) for s in data)
+    count = sum(int(np.prod(_shape(s, binding), dtype=np.int64)) for s in data)
     width = width_for(dtype, count)
-    exact, _ = _symbolic_inputs([s for s in signature if s.dtype == TP.BOOL], {}, {})
-    out = {name: (tensor, width) for name, tensor in exact.items()}
+    flags = [s for s in signature if s.dtype == TP.BOOL]
+    tensors, _ = _symbolic_inputs(flags, binding, {})
     for s in data:
-        cells = [z3.BitVec(f"{s.name}[{i}]", width) for i in range(int(np.prod(s.dims)))]
+        shape = _shape(s, binding)
+        cells = [z3.BitVec(f"{s.name}[{i}]", width) for i in range(int(np.prod(shape)))]
         arr = np.empty(len(cells), dtype=object)
         arr[:] = cells
-        out[s.name] = (Tensor(dtype, arr.reshape(s.dims)), width)
-    return out
+        tensors[s.name] = Tensor(dtype, arr.reshape(shape))
+    return _Inputs(tensors, width)
 
 
 def _differences(runs) -> list | None:

@@ -322,7 +322,7 @@ def prove_rules(
                     row.seconds += time.perf_counter() - lemma_start
                 lemma = lemmas[key, opset]
                 method, result, note = _prove_instance(
-                    instance.model, after, timeout, policy, lemma, dtype
+                    instance.model, after, timeout, policy, lemma, dtype, max_n
                 )
                 row.seconds += time.perf_counter() - start
                 row.instances += 1
@@ -363,7 +363,10 @@ def _lemma(how, op: str, dtype: int, opset: int, timeout: float) -> Lemma | None
     return pairwise_lemma(pair.model, after, timeout)
 
 
-def _prove_instance(before, after, timeout, policy, lemma=None, dtype=None) -> tuple[str, str, str]:
+def _prove_instance(
+    before, after, timeout, policy, lemma=None, dtype=None, max_dim=4
+) -> tuple[str, str, str]:
+    """(method, result, note); a symbolic dim (the run-time length) takes 0..max_dim."""
     if _same_graph(before, after):
         return "unchanged", PROVED, ""
     if not policy.signed_zeros:
@@ -372,10 +375,11 @@ def _prove_instance(before, after, timeout, policy, lemma=None, dtype=None) -> t
             return "semilattice", PROVED if verdict else COUNTEREXAMPLE, ""
     if lemma is not None and composed_equal(lemma, before, after):
         return "lemma", PROVED, ""
-    floats_signed = policy.signed_zeros and dtype in FLOAT_SORTS
-    if dtype is not None and not floats_signed and order_equal(before, after, dtype, timeout):
+    # the order type merges -0.0 and +0.0: not for floats under --signed-zeros
+    orderable = dtype is not None and not (policy.signed_zeros and dtype in FLOAT_SORTS)
+    if orderable and order_equal(before, after, dtype, timeout, max_dim):
         return "order", PROVED, ""
-    report = prove(before, after, timeout=timeout, policy=policy)
+    report = prove(before, after, max_dim=max_dim, timeout=timeout, policy=policy)
     note = report.reason or ""
     if report.counterexample is not None:
         note = report.counterexample.lines()[0]
