@@ -327,14 +327,20 @@ def prove_rules(
                 )
                 row.seconds += time.perf_counter() - start
                 row.instances += 1
-                if n not in row.sizes:
-                    row.sizes.append(n)
+                # a run-time length is proved at each length 0..max_n: those are its sizes
+                sizes = range(max_n + 1) if _run_time_length(instance.model) else [n]
+                row.sizes.extend(k for k in sizes if k not in row.sizes)
                 row.methods.add(method)
                 if result != PROVED and row.result == PROVED:
                     row.result, row.note = result, f"{instance.label}, n={n}: {note}"
         if progress is not None:
             progress(rule)
     return list(rows.values())
+
+
+def _run_time_length(model: onnx.ModelProto) -> bool:
+    dims = [d for v in model.graph.input for d in v.type.tensor_type.shape.dim]
+    return any(not d.HasField("dim_value") for d in dims)
 
 
 def _apply(how, instance: Instance) -> onnx.ModelProto | None:
