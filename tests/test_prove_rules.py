@@ -22,8 +22,8 @@ from maxlower.prove.rules import prove_rules, registered_rules, table
 from passes.decompose import BY_NAME
 from passes.version.registry import ADAPTERS
 
-TIMEOUT = 60.0  # per instance; the slowest instance CI proves takes about 25 s on 2 loaded
-# cores (the int64 lemma of Max 12→8, see maxlower.prove.pairwise)
+TIMEOUT = 60.0  # per instance; the slowest proof is the int64 lemma of Max 12→8, 15-25 s
+# on an idle core, more on loaded ones, and it gets five timeouts (rules.LEMMA_TIMEOUTS)
 CHUNKS = 8
 METHODS = {"full", "semilattice", "unchanged", "lemma", "order"}
 # Rows whose method matters: the full-precision proof cannot do them in CI time (the
