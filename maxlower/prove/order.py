@@ -14,9 +14,9 @@ H(x) = φ(H(r)). Equal on every r, they are equal on every x.
 The domain is a bit-vector of w bits, ordered unsigned: for a float type 0 is NaN, 1 is
 -inf, 2^w - 1 is +inf and the values between are finite (2^w - 3 >= the number of data
 elements, so any input's distinct values fit); for an integer type 0 is the minimum and
-2^w - 1 the maximum. -0.0 and +0.0 are one value there: the abstraction holds under the
-comparison policy that counts them equal, and is not used under --signed-zeros. Indices,
-shapes and Booleans keep their exact semantics.
+2^w - 1 the maximum (2^w - 2 >= the number of data elements). -0.0 and +0.0 are one
+value there: the abstraction holds under the comparison policy that counts them equal, and
+is not used under --signed-zeros. Indices, shapes and Booleans keep their exact semantics.
 
 `order_equal` runs both graphs in this domain (the interpreter, with the element steps
 that read data replaced) and asks the solver whether an r separates them: no, they are
