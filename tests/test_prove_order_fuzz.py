@@ -21,7 +21,7 @@ from maxlower.prove.order import NotOrderInvariant, OrderInterpreter, order_equa
 from maxlower.prove.semantics import Tensor
 from tests.strategies_rules import SIZE, graph_pairs
 
-FINITE = st.floats(-1e6, 1e6, allow_nan=False, width=32)
+MAGNITUDE = st.floats(0.5, 1e6, width=32)
 
 
 def _check(pair):
@@ -54,16 +54,18 @@ def test_order_proves_only_what_the_full_proof_proves_uint64(pair):
 @given(pair=graph_pairs(TP.FLOAT), data=st.data())
 def test_the_rank_semantics_commute_with_an_increasing_map_in_onnx_reference(pair, data):
     """The abstraction's own semantics, differentially: run a graph of the fragment on
-    concrete ranks r, and onnx.reference on φ(r) for an increasing φ that keeps NaN and
-    ±inf (random finite values for the ranks between): the outputs are φ of the ranks'."""
+    concrete ranks r, and onnx.reference on φ(r) for an odd increasing φ that keeps NaN,
+    ±inf and 0 (random magnitudes for the ranks between): the outputs are φ of the ranks'
+    (Neg included)."""
     model, _ = pair
     width = width_for(TP.FLOAT, 2 * SIZE)
-    top = (1 << width) - 1
-    finite = sorted(data.draw(st.lists(FINITE, min_size=top - 2, max_size=top - 2, unique=True)))
-    phi = [np.nan, -np.inf, *finite[: top - 2], np.inf]
-    ranks = {
-        n: data.draw(st.lists(st.integers(0, top), min_size=SIZE, max_size=SIZE)) for n in "ab"
-    }
+    half = 1 << (width - 1)  # ranks -half (NaN), ±(half - 1) (±inf), 0, ±1..±(half - 2)
+    magnitudes = data.draw(st.lists(MAGNITUDE, min_size=half - 2, max_size=half - 2, unique=True))
+    phi = {-half: np.nan, half - 1: np.inf, 1 - half: -np.inf, 0: 0.0}
+    for k, m in enumerate(sorted(magnitudes), start=1):
+        phi[k], phi[-k] = m, -m
+    rank = st.integers(-half, half - 1)
+    ranks = {n: data.draw(st.lists(rank, min_size=SIZE, max_size=SIZE)) for n in "ab"}
     interpreter = OrderInterpreter(TP.FLOAT, width)
     tensors = {
         n: Tensor(TP.FLOAT, np.array([z3.BitVecVal(r, width) for r in rs], dtype=object))
@@ -71,7 +73,7 @@ def test_the_rank_semantics_commute_with_an_increasing_map_in_onnx_reference(pai
     }
     try:
         (out,) = interpreter.run(model, tensors).outputs
-        got = [z3.simplify(interpreter.to_rank(t)).as_long() for t in out.arr.reshape(-1)]
+        got = [z3.simplify(interpreter.to_rank(t)).as_signed_long() for t in out.arr.reshape(-1)]
     except NotOrderInvariant:
         return  # outside the fragment (or a constant output): the order method declines it
     inputs = {n: np.array([phi[r] for r in rs], np.float32) for n, rs in ranks.items()}

@@ -1,22 +1,26 @@
 """The order-type abstraction: graphs that only compare, select and move their data.
 
 A graph built of Max/Min, ReduceMax/ReduceMin, ArgMax/ArgMin, the comparisons, IsNaN,
-Where, the ops that move elements (Slice, Concat, Reshape...) and Boolean logic computes,
-from data of one type, results that depend only on the *order type* of the data: which
-elements are NaN, which are equal, which is less. Each of those ops commutes with every
-strictly increasing map φ of the values that keeps NaN, -inf and +inf (for an integer
-type: its minimum and maximum), since those are the only data constants the graph may
-hold (the empty reduction's identity, padding): op(φ(x)) = φ(op(x)) for the data results,
-op(φ(x)) = op(x) for the indices and Booleans. So for two such graphs G and H and any input
-x, take its ranks r in a small ordered domain and a φ with φ(r) = x: G(x) = φ(G(r)) and
-H(x) = φ(H(r)). Equal on every r, they are equal on every x.
+Where (and Neg for floats, below), the ops that move elements (Slice, Concat, Reshape...)
+and Boolean logic computes, from data of one type, results that depend only on the *order
+type* of the data: which elements are NaN, which are equal, which is less. Each of those
+ops commutes with every strictly increasing map φ of the values that keeps NaN, -inf and
++inf (for an integer type: its minimum and maximum), since those are the only data
+constants the graph may hold (the empty reduction's identity, padding): op(φ(x)) =
+φ(op(x)) for the data results, op(φ(x)) = op(x) for the indices and Booleans. So for two
+such graphs G and H and any input x, take its ranks r in a small ordered domain and a φ
+with φ(r) = x: G(x) = φ(G(r)) and H(x) = φ(H(r)). Equal on every r, they are equal on
+every x.
 
-The domain is a bit-vector of w bits, ordered unsigned: for a float type 0 is NaN, 1 is
--inf, 2^w - 1 is +inf and the values between are finite (2^w - 3 >= the number of data
-elements, so any input's distinct values fit); for an integer type 0 is the minimum and
-2^w - 1 the maximum (2^w - 2 >= the number of data elements). -0.0 and +0.0 are one
-value there: the abstraction holds under the comparison policy that counts them equal, and
-is not used under --signed-zeros. Indices, shapes and Booleans keep their exact semantics.
+The domain is a bit-vector of w bits. For a float type it is signed and symmetric, so that
+Neg (order-reversing) is in the fragment too: the ranks stand for an *odd* φ (φ(-r) =
+-φ(r)), which exists for every input because ranks ±1..±(2^(w-1) - 2) hold its distinct
+finite nonzero magnitudes (2^(w-1) - 2 >= the number of data elements); 0 is the zero
+(-0.0 and +0.0 are one value: the abstraction holds under the comparison policy that
+counts them equal, and is not used under --signed-zeros), ±(2^(w-1) - 1) are ±inf, and
+-2^(w-1), its own negation, is NaN. For an integer type it is unsigned, 0 is the minimum
+and 2^w - 1 the maximum (2^w - 2 >= the number of data elements), and Neg is outside (it
+wraps at the minimum). Indices, shapes and Booleans keep their exact semantics.
 
 `order_equal` runs both graphs in this domain (the interpreter, with the element steps
 that read data replaced) and asks the solver whether an r separates them: no, they are
@@ -45,6 +49,8 @@ from maxlower.prove.semantics import (
     Tensor,
     _identity,
     constant_term,
+    elementwise,
+    greater,
 )
 
 # The ops that may read an order-abstracted tensor, and at which input positions (None:
@@ -80,9 +86,11 @@ ORDER_OPS: dict[str, tuple[int, ...] | None] = {
     # read by `ints` and as Booleans, so a rank there is refused
     "Loop": None,
     "If": None,
+    "Neg": None,  # floats only (checked in op_Neg)
 }
-UNSIGNED = TP.UINT64  # any unsigned integer type: the comparisons of `semantics` on it are
-# the unsigned bit-vector ones, which work at any width
+# Integer types of `semantics` whose comparisons, on bit-vectors of any width, are the
+# signed (float ranks) or unsigned (integer ranks) ones
+SIGNED, UNSIGNED = TP.INT64, TP.UINT64
 
 
 class NotOrderInvariant(OutsideFragment):
@@ -97,10 +105,15 @@ class OrderInterpreter(Interpreter):
         self.dtype, self.width = dtype, width
         self.sort = z3.BitVecSort(width)
         self.floats = dtype in FLOAT_SORTS
-        top = (1 << width) - 1
-        self.low = z3.BitVecVal(1 if self.floats else 0, width)
-        self.high = z3.BitVecVal(top, width)
-        self.nan_value = z3.BitVecVal(0, width)
+        if self.floats:  # signed, symmetric: Neg is the ranks' negation (NaN is its own)
+            half = 1 << (width - 1)
+            self.nan_value = z3.BitVecVal(half, width)  # -2^(w-1)
+            self.low, self.high = z3.BitVecVal(half + 1, width), z3.BitVecVal(half - 1, width)
+            self.order = SIGNED
+        else:
+            self.nan_value = None
+            self.low, self.high = z3.BitVecVal(0, width), z3.BitVecVal((1 << width) - 1, width)
+            self.order = UNSIGNED
 
     def abstract(self, term) -> bool:
         return isinstance(term, z3.ExprRef) and term.sort() == self.sort
@@ -144,7 +157,7 @@ class OrderInterpreter(Interpreter):
             return super().compare(fn, dtype, a, b)
         x, y = self.to_rank(a), self.to_rank(b)
         # every ONNX comparison is false when an operand is NaN
-        return z3.And(self.not_nan(x), self.not_nan(y), fn(UNSIGNED, x, y))
+        return z3.And(self.not_nan(x), self.not_nan(y), fn(self.order, x, y))
 
     def nan(self, dtype, a):
         if not self._mixed(dtype, a):
@@ -157,13 +170,25 @@ class OrderInterpreter(Interpreter):
         x, y = self.to_rank(a), self.to_rank(b)
         first, second = (x, y) if direction > 0 else (y, x)
         # NaN propagates; a tie keeps either, which are one value here
-        ahead = z3.And(self.not_nan(first), self.not_nan(second), z3.UGT(first, second))
+        wins = greater(self.order, first, second)
+        ahead = z3.And(self.not_nan(first), self.not_nan(second), wins)
         return z3.If(z3.Or(z3.Not(self.not_nan(x)), ahead), x, y)
 
     def select(self, dtype, c, a, b):
         if not self._mixed(dtype, a, b):
             return super().select(dtype, c, a, b)
         return z3.If(c, self.to_rank(a), self.to_rank(b))
+
+    def op_Neg(self, args, attrs, env):
+        """-x of a float: -φ(r) = φ(-r) for the odd φ the ranks stand for (see the module
+        docstring); NaN, ±inf and ±0 map as they should. Integers wrap at the minimum: not
+        in the fragment."""
+        x = args[0]
+        if not any(self.abstract(t) for t in x.arr.reshape(-1)):
+            return super().op_Neg(args, attrs, env)
+        if not self.floats or x.dtype != self.dtype:
+            raise NotOrderInvariant("Neg of integer data")
+        return Tensor(x.dtype, elementwise(lambda t: -self.to_rank(t), x.arr))
 
     def cast(self, src, dst, x):
         if self.abstract(x):
@@ -176,8 +201,10 @@ class OrderInterpreter(Interpreter):
 def width_for(dtype: int, count: int) -> int:
     """Bits for `count` distinct finite values besides the extremes (and NaN), at a width
     that no ONNX integer type has, so a rank is never mistaken for an integer."""
-    spare = 3 if dtype in FLOAT_SORTS else 2
-    width = max(2, int(count + spare - 1).bit_length())
+    if dtype in FLOAT_SORTS:  # ±1..±(2^(w-1) - 2) for the magnitudes: count of them
+        width = int(count + 2).bit_length() + 1
+    else:
+        width = max(2, int(count + 1).bit_length())
     while width in (8, 16, 32, 64):
         width += 1
     return width
