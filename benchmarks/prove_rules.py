@@ -35,7 +35,7 @@ def main() -> None:
     done = _rows(args.out)
     if not args.table:
         for rule in registered_rules():
-            if rule in {r["rule"] for r in done}:
+            if rule in {r.get("rule", r.get("done")) for r in done}:
                 continue
             start = time.perf_counter()
             rows = prove_rules(args.max_dim, args.timeout, only=lambda r, d, rule=rule: r == rule)
@@ -43,15 +43,21 @@ def main() -> None:
                 for row in rows:
                     data = dict(dataclasses.asdict(row), methods=sorted(row.methods))
                     handle.write(json.dumps(data) + "\n")
+                # a rule with no row (no type it applies to) is done too
+                handle.write(json.dumps({"done": rule}) + "\n")
             print(f"{rule}: {len(rows)} rows, {time.perf_counter() - start:.1f} s", flush=True)
         done = _rows(args.out)
-    rows = [Row(**dict(r, methods=set(r["methods"]))) for r in done]
+    rows = [Row(**dict(r, methods=set(r["methods"]))) for r in done if "rule" in r]
     proved = sum(r.result == "proved" for r in rows)
-    missing = [rule for rule in registered_rules() if rule not in {r.rule for r in rows}]
+    finished = {r.get("rule", r.get("done")) for r in done}
+    missing = [rule for rule in registered_rules() if rule not in finished]
     print(table(rows))
     print(f"\n{proved} of {len(rows)} rows proved; {sum(r.seconds for r in rows):.0f} s in all")
     if missing:
         print("not run: " + ", ".join(missing))
+    empty = [rule for rule in finished if rule not in {r.rule for r in rows}]
+    if empty:
+        print("no instance (no type the rule applies to): " + ", ".join(sorted(empty)))
 
 
 def _rows(path: pathlib.Path) -> list[dict]:
