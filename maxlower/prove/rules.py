@@ -17,14 +17,27 @@ Methods, chosen per instance (the table says which proved each row):
   semilattice (associative, commutative, idempotent), so each output element is the max of
   a *set* of input elements; the graphs are equal, under ±0 counted equal, exactly when
   the sets are, which is checked without a solver, at any n.
+- `lemma`: a Max/Min rule whose form is a fold of one two-input form: that form is proved
+  equal to the reference's two-input max bit for bit, once, on two scalars (the solver,
+  bit-blasting), and each instance is checked to be the same fold of it, term for term,
+  without a solver (`maxlower.prove.pairwise`). This proves the opset 7-8 form of 64-bit
+  Max (its int64 -> float64 roundings are minutes of solver time per instance otherwise).
+- `order`: both graphs only compare, select and move the data (ArgMax through ReduceMax,
+  Equal, IsNaN, Where and ReduceMin, say), so their results depend only on the order type
+  of the inputs, and the proof runs on small ranks instead of IEEE floats or 64-bit
+  integers (`maxlower.prove.order`; ±0 counted equal, so not under --signed-zeros for
+  floats).
 - `full`: the SMT proof at full precision.
+
+They are tried in that order (unchanged, semilattice, lemma, order, full); each of the
+first four proves only what it covers and otherwise hands the instance on.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import onnx
@@ -32,6 +45,9 @@ import onnx_ir as ir
 from onnx import TensorProto as TP
 
 from maxlower.prove.core import COUNTEREXAMPLE, INCONCLUSIVE, PROVED, Policy, prove
+from maxlower.prove.order import order_equal
+from maxlower.prove.pairwise import Lemma, composed_equal, pairwise_lemma
+from maxlower.prove.semantics import FLOAT_SORTS
 from maxlower.prove.semilattice import semilattice_equal
 from passes.decompose.common import schema_accepts
 
@@ -51,6 +67,7 @@ DTYPES = [
     TP.BOOL,
 ]
 LATEST = onnx.defs.onnx_opset_version()
+LEMMA_TIMEOUTS = 5
 INVALID = (onnx.checker.ValidationError, onnx.shape_inference.InferenceError)
 
 
@@ -249,21 +266,31 @@ def rule_instances(max_n: int) -> Iterator[tuple[str, str, int, int, object]]:
                     yield decomposition.name, op, dtype, n, ("decomposition", decomposition)
 
 
+def registered_rules() -> list[str]:
+    """Every rule's name, in registry order (adapters, then decompositions)."""
+    return list(dict.fromkeys(rule for rule, *_ in rule_instances(1)))
+
+
 def prove_rules(
     max_n: int = 4,
     timeout: float = 60.0,
     policy: Policy | None = None,
     progress=None,
     skip: frozenset[tuple[str, str]] = frozenset(),
+    only: Callable[[str, str], bool] | None = None,
 ) -> list[Row]:
     """One row per (rule, dtype) that has an instance at some n <= max_n; the (rule,
-    dtype) pairs in `skip` get a row that says so, and are not tried."""
+    dtype) pairs in `skip` get a row that says so, and are not tried; with `only`, the
+    (rule, dtype) pairs it accepts alone."""
     from passes.errors import ConversionError
 
     policy = policy or Policy()
     rows: dict[tuple[str, str], Row] = {}
+    lemmas: dict[tuple[tuple[str, str], int], Lemma | None] = {}
     for rule, op, dtype, n, how in rule_instances(max_n):
         key = (rule, onnx.helper.tensor_dtype_to_np_dtype(dtype).name)
+        if only is not None and not only(*key):
+            continue
         if key in skip:
             rows.setdefault(key, Row(*key, result="skipped"))
             continue
@@ -281,10 +308,7 @@ def prove_rules(
             for instance in templates(op, dtype, n, opset):
                 start = time.perf_counter()
                 try:
-                    if how[0] == "adapter":
-                        after = apply_adapter_to(instance, how[2])
-                    else:
-                        after = apply_decomposition_to(instance, how[1])
+                    after = _apply(how, instance)
                 except (ConversionError, *INVALID):
                     # no exact form here (a refusal), or a form the legaliser's scratch check
                     # rejects as invalid ONNX at this opset: nothing is emitted to prove
@@ -292,11 +316,20 @@ def prove_rules(
                 if after is None:
                     continue
                 row = rows.setdefault(key, Row(*key))
-                method, result, note = _prove_instance(instance.model, after, timeout, policy)
+                if (key, opset) not in lemmas:
+                    lemma_start = time.perf_counter()
+                    lemmas[key, opset] = _lemma(how, op, dtype, opset, timeout)
+                    start += time.perf_counter() - lemma_start  # counted below, once
+                    row.seconds += time.perf_counter() - lemma_start
+                lemma = lemmas[key, opset]
+                method, result, note = _prove_instance(
+                    instance.model, after, timeout, policy, lemma, dtype, max_n
+                )
                 row.seconds += time.perf_counter() - start
                 row.instances += 1
-                if n not in row.sizes:
-                    row.sizes.append(n)
+                # a run-time length is proved at each length 0..max_n: those are its sizes
+                sizes = range(max_n + 1) if _run_time_length(instance.model) else [n]
+                row.sizes.extend(k for k in sizes if k not in row.sizes)
                 row.methods.add(method)
                 if result != PROVED and row.result == PROVED:
                     row.result, row.note = result, f"{instance.label}, n={n}: {note}"
@@ -305,14 +338,57 @@ def prove_rules(
     return list(rows.values())
 
 
-def _prove_instance(before, after, timeout, policy) -> tuple[str, str, str]:
+def _run_time_length(model: onnx.ModelProto) -> bool:
+    dims = [d for v in model.graph.input for d in v.type.tensor_type.shape.dim]
+    return any(not d.HasField("dim_value") for d in dims)
+
+
+def _apply(how, instance: Instance) -> onnx.ModelProto | None:
+    if how[0] == "adapter":
+        return apply_adapter_to(instance, how[2])
+    return apply_decomposition_to(instance, how[1])
+
+
+def _lemma(how, op: str, dtype: int, opset: int, timeout: float) -> Lemma | None:
+    """The rule's two-input form proved equal to the reference's on scalars (see
+    maxlower.prove.pairwise), for an elementwise family op (Max, Min); else None."""
+    from passes.errors import ConversionError
+    from passes.extremum import FAMILY_OF
+
+    family = FAMILY_OF.get(op)
+    if family is None or op != family.elementwise:
+        return None
+    # one proof stands for every instance of the row: it gets five instances' time
+    timeout = LEMMA_TIMEOUTS * timeout
+    pair = next((i for i in templates(op, dtype, 1, opset) if i.label == "2-ary"), None)
+    if pair is None:
+        return None
+    try:
+        after = _apply(how, pair)
+    except (ConversionError, *INVALID):
+        return None
+    if after is None or _same_graph(pair.model, after):
+        return None
+    return pairwise_lemma(pair.model, after, timeout)
+
+
+def _prove_instance(
+    before, after, timeout, policy, lemma=None, dtype=None, max_dim=4
+) -> tuple[str, str, str]:
+    """(method, result, note); a symbolic dim (the run-time length) takes 0..max_dim."""
     if _same_graph(before, after):
         return "unchanged", PROVED, ""
     if not policy.signed_zeros:
         verdict = semilattice_equal(before, after)
         if verdict is not None:
             return "semilattice", PROVED if verdict else COUNTEREXAMPLE, ""
-    report = prove(before, after, timeout=timeout, policy=policy)
+    if lemma is not None and composed_equal(lemma, before, after):
+        return "lemma", PROVED, ""
+    # the order type merges -0.0 and +0.0: not for floats under --signed-zeros
+    orderable = dtype is not None and not (policy.signed_zeros and dtype in FLOAT_SORTS)
+    if orderable and order_equal(before, after, dtype, timeout, max_dim):
+        return "order", PROVED, ""
+    report = prove(before, after, max_dim=max_dim, timeout=timeout, policy=policy)
     note = report.reason or ""
     if report.counterexample is not None:
         note = report.counterexample.lines()[0]
@@ -361,4 +437,4 @@ def compact_table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["Row", "compact_table", "prove_rules", "table", "templates"]
+__all__ = ["Row", "compact_table", "prove_rules", "registered_rules", "table", "templates"]
