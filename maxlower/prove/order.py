@@ -232,16 +232,19 @@ def order_equal(
     if any(s.dtype not in (dtype, TP.BOOL) for s in signature):
         return None
     names = _dim_names(signature)
+    defined = False
     for sizes in itertools.product(range(max_dim + 1), repeat=len(names)):
         verdict = _binding_equal(before, after, dtype, signature, dict(zip(names, sizes)))
         if verdict == "undefined":
             continue
         if verdict is None:
             return None
+        defined = True
         remaining = deadline - time.perf_counter()
         if remaining <= 0 or not _unsat(verdict, remaining):
             return None
-    return True
+    # a reference defined at no binding proves nothing (as maxlower.prove.core.prove)
+    return True if defined else None
 
 
 def _binding_equal(before, after, dtype, signature, binding):
