@@ -31,7 +31,8 @@ EXIT_PROVED, EXIT_COUNTEREXAMPLE, EXIT_INCONCLUSIVE = 0, 1, 5
 PROVE_EXIT_CODES_HELP = """\b
 Exit codes:
   0  proved: equal for all inputs at every dim binding
-  1  counterexample: inputs on which the models differ, written as .npz
+  1  refuted: inputs on which the models differ (written as .npz), or a
+     candidate that is not a valid model at its opset
   2  bad invocation or input
   4  internal error in maxlower (a bug: please report it, with --debug output)
   5  inconclusive: an op or size outside the prover's fragment, or the solver
@@ -130,8 +131,18 @@ model) or too large, the regions where the two models differ are proved one by
 one and compose into a proof of the whole (method "sites"; the nodes both share
 are taken as equal, an assumption the report states across opsets).
 
+A candidate that is not valid at its opset (a type its schema does not take,
+If branches of two shapes before If-11, a value that breaks its declared shape)
+is refuted, never proved (exit 1). --strict leaves a NaN that reaches
+ReduceMax/ArgMax unspecified, as ONNX does, instead of onnx.reference's NaN.
+
 With --rules: prove every version adapter and decomposition that maxlower
-ships, per dtype, at n = 1..--max-dim (default 4), and print the table.
+ships, per dtype, at n = 1..--max-dim (default 4), and print the table. The
+method column says how each row was proved: unchanged (the rule left the node
+as it was), semilattice (max-only graphs: equal sets of elements, any n),
+lemma (a fold of one two-input form, proved once bit for bit), order (graphs
+that only compare, select and move data, run on ranks), or full (the SMT
+query at full precision). See README.md, "Proof".
 
 Needs the solver: pip install "maxlower[prove]".
 
