@@ -32,7 +32,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "known_bugs"
 sys.path.insert(0, str(ROOT))
 
-from tests.test_fuzz_pipeline import KNOWN_BUGS  # noqa: E402
+from tests.test_fuzz_pipeline import FOUND_BUGS, KNOWN_BUGS  # noqa: E402
 
 # (bug, fix commit, model text, target opset, profile to lower for or None). The first
 # five are KNOWN_BUGS; the others are the tests after them that name the bug they found.
@@ -51,45 +51,12 @@ BUGS = [
         *KNOWN_BUGS["if_branch_shapes_differ_only_after_conversion"],
     ),
 ]
-BUGS = [(*bug, None) for bug in BUGS] + [
-    (  # test_known_bug_input_constant_renamed: the caller's model was changed in place
-        "input_constant_renamed",
-        "bf3be8e",
-        """<ir_version: 8, opset_import: ["" : 18]>
-        g (float[1] x) => (float[1] y) {
-            axes = Constant <value = int64[1] axes_value {0}> ()
-            y = ReduceMax (x, axes)
-        }""",
-        13,
-        None,
-    ),
-    (  # test_float_max_stacked_into_reduce_max_keeps_nan
-        "float_max_stacked_into_reduce_max_drops_nan",
-        "9c88e73",
-        """<ir_version: 4, opset_import: ["" : 7]>
-        g (float[2] x0, float[2] x1) => (float[2] y) { y = Max (x0, x1) }""",
-        5,
-        "onnxruntime",
-    ),
-    (  # test_generated_dim_names_do_not_collide_after_lowering
-        "generated_dim_names_collide",
-        "eb3376b",
-        """<ir_version: 7, opset_import: ["" : 12]>
-        g (float[N] x) => (int64 last, float[N] z, int64[?] scans) <int64 trips = {2}> {
-            y = ArgMax <axis = -1, keepdims = 0> (x)
-            last, scan = Loop (trips, "", y) <body: graph = body (int64 i, bool c, int64 v)
-                => (bool c2, int64 v2, int64 s) {
-                c2 = Identity (c)
-                v2 = Max (v, y)
-                s = Max (v2)
-            }>
-            z = Max (x)
-            scans = Max (scan)
-        }""",
-        11,
-        "primitives",
-    ),
-]
+FIXES = {  # the tests after KNOWN_BUGS that name the bug they found: the fix commit
+    "input_constant_renamed": "bf3be8e",
+    "float_max_stacked_into_reduce_max_drops_nan": "9c88e73",
+    "generated_dim_names_collide": "eb3376b",
+}
+BUGS = [(*bug, None) for bug in BUGS] + [(name, FIXES[name], *FOUND_BUGS[name]) for name in FIXES]
 
 # ONNX leaves a NaN in ReduceMax unspecified and onnx.reference keeps it: this bug (a NaN
 # onnxruntime dropped) is a difference only under that reading, `prove --strict`.

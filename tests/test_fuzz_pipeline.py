@@ -464,6 +464,45 @@ KNOWN_BUGS = {
 }
 
 
+# The bugs this suite found that the tests below pin: (model, target opset, profile the
+# model was lowered for). benchmarks/known_bugs_prove.py restores each from git history,
+# with KNOWN_BUGS, and proves its old output refuted.
+FOUND_BUGS = {
+    "input_constant_renamed": (
+        # the caller's own model was changed in place
+        """<ir_version: 8, opset_import: ["" : 18]>
+        g (float[1] x) => (float[1] y) {
+            axes = Constant <value = int64[1] axes_value {0}> ()
+            y = ReduceMax (x, axes)
+        }""",
+        13,
+        None,
+    ),
+    "float_max_stacked_into_reduce_max_drops_nan": (
+        """<ir_version: 4, opset_import: ["" : 7]>
+        g (float[2] x0, float[2] x1) => (float[2] y) { y = Max (x0, x1) }""",
+        5,
+        "onnxruntime",
+    ),
+    "generated_dim_names_collide": (
+        """<ir_version: 7, opset_import: ["" : 12]>
+        g (float[N] x) => (int64 last, float[N] z, int64[?] scans) <int64 trips = {2}> {
+            y = ArgMax <axis = -1, keepdims = 0> (x)
+            last, scan = Loop (trips, "", y) <body: graph = body (int64 i, bool c, int64 v)
+                => (bool c2, int64 v2, int64 s) {
+                c2 = Identity (c)
+                v2 = Max (v, y)
+                s = Max (v2)
+            }>
+            z = Max (x)
+            scans = Max (scan)
+        }""",
+        11,
+        "primitives",
+    ),
+}
+
+
 @pytest.mark.parametrize("bug", KNOWN_BUGS)
 def test_known_bug_conversion_is_valid_or_refused(bug):
     text, target = KNOWN_BUGS[bug]
@@ -478,11 +517,7 @@ def test_known_bug_conversion_is_valid_or_refused(bug):
 
 @pytest.mark.parametrize("step", ["convert", "lower"])
 def test_known_bug_input_constant_renamed(step):
-    model = onnx.parser.parse_model("""<ir_version: 8, opset_import: ["" : 18]>
-        g (float[1] x) => (float[1] y) {
-            axes = Constant <value = int64[1] axes_value {0}> ()
-            y = ReduceMax (x, axes)
-        }""")
+    model = onnx.parser.parse_model(FOUND_BUGS["input_constant_renamed"][0])
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
     maxlower.convert(model, 13) if step == "convert" else lower(model, "primitives")
@@ -493,8 +528,7 @@ def test_float_max_stacked_into_reduce_max_keeps_nan():
     """Found by this suite: below opset 6 (no Max kernel in onnxruntime) float Max was
     stacked into a ReduceMax, which drops the NaN Max must propagate. The stacked form now
     adds a NaN term where an input is NaN (refusing would be exact too)."""
-    model = onnx.parser.parse_model("""<ir_version: 4, opset_import: ["" : 7]>
-        g (float[2] x0, float[2] x1) => (float[2] y) { y = Max (x0, x1) }""")
+    model = onnx.parser.parse_model(FOUND_BUGS["float_max_stacked_into_reduce_max_drops_nan"][0])
     converted = maxlower.convert(model, 5)
     try:
         lowered = lower(converted, "onnxruntime")
@@ -507,18 +541,7 @@ def test_float_max_stacked_into_reduce_max_keeps_nan():
 def test_generated_dim_names_do_not_collide_after_lowering():
     """Found by this suite: value_info gave onnx's generated dim name unk__0 to dims of
     different sizes; onnxruntime plans buffers by dim name and failed once N changed."""
-    model = onnx.parser.parse_model("""<ir_version: 7, opset_import: ["" : 12]>
-        g (float[N] x) => (int64 last, float[N] z, int64[?] scans) <int64 trips = {2}> {
-            y = ArgMax <axis = -1, keepdims = 0> (x)
-            last, scan = Loop (trips, "", y) <body: graph = body (int64 i, bool c, int64 v)
-                => (bool c2, int64 v2, int64 s) {
-                c2 = Identity (c)
-                v2 = Max (v, y)
-                s = Max (v2)
-            }>
-            z = Max (x)
-            scans = Max (scan)
-        }""")
+    model = onnx.parser.parse_model(FOUND_BUGS["generated_dim_names_collide"][0])
     lowered = lower(maxlower.convert(model, 11), "primitives")
     sessions = [onnxruntime_session(m) for m in (model, lowered)]  # as the verifier runs them
     for n in (4, 1):
