@@ -963,11 +963,16 @@ def _slice(start: int, end: int, step: int, n: int) -> slice:
     end = end + n if end < 0 else end
     if step > 0:
         start, end = min(max(start, 0), n), min(max(end, 0), n)
-    else:
-        start, end = min(max(start, -1), n - 1), min(max(end, -1), n - 1)
-        if end < 0:
-            return slice(start, None, step) if start >= 0 else slice(0, 0)
-    return slice(start, end, step)
+        return slice(start, end, step)
+    # The spec clamps a negative step's start to [0, n-1] and its end to [-1, n-1], -1
+    # meaning "through element 0". (onnx.reference slices as numpy does, which clamps a
+    # start below -n to "nothing" instead: x[-9:-10:-3] of 5 elements is [] there and
+    # [x0] in the spec and onnxruntime; the spec decides.) A Python slice must not see a
+    # negative bound, which it would count from the end.
+    if n == 0:
+        return slice(0, 0)
+    start, end = min(max(start, 0), n - 1), min(max(end, -1), n - 1)
+    return slice(start, None if end < 0 else end, step)
 
 
 def _clamp_range(start: int, end: int, rank: int) -> tuple[int, int]:
