@@ -531,14 +531,18 @@ def prove_regions(
     ref_scope, cand_scope = scopes(reference)["main graph"], scopes(candidate)["main graph"]
     _same_interface(reference, candidate)
     versions = (_default_opset(reference), _default_opset(candidate))
-    shared = _same_nodes(ref_scope.nodes, cand_scope.nodes, versions)
-    regions = _regions(ref_scope, cand_scope, shared)
+    constants = (_initializer_bytes(reference), _initializer_bytes(candidate))
+    shared = _same_nodes(ref_scope.nodes, cand_scope.nodes, versions, constants)
+    regions, unmatched = _regions(ref_scope, cand_scope, shared)
     options = ProofOptions(max_dim, timeout, policy.signed_zeros)
     scoped = ({"main graph": ref_scope}, {"main graph": cand_scope})
     proofs = [
         prove_site("regions", site, reference, candidate, *scoped, options, dims)
         for site in regions
     ]
+    proofs += [_unmatched_proof(nodes) for nodes in unmatched]
+    if _outputs_differ_in_constants(reference, candidate, constants):
+        proofs.append(_unmatched_proof([], "a graph output the models give as different constants"))
     assumptions = sorted({a for p in proofs if p.proof for a in p.proof.assumptions})
     if versions[0] != versions[1]:
         assumptions.append(
@@ -594,15 +598,62 @@ def _same_interface(reference: onnx.ModelProto, candidate: onnx.ModelProto) -> N
             )
 
 
-def _node_key(node: onnx.NodeProto, version: int | None) -> bytes:
-    """What makes two nodes the same: op, domain, attributes, inputs, outputs, and the
-    schema the opset gives the op (the name is left out)."""
+def _node_key(node: onnx.NodeProto, version: int | None, constants: dict[str, bytes]) -> bytes:
+    """What makes two nodes the same: op, domain, attributes, inputs, outputs, the schema
+    the opset gives the op (the name is left out), and the value of each initializer it
+    reads: a node that reads `w` computes another function where `w` holds another value,
+    or is made by a node in one model and an initializer in the other."""
     copy = onnx.NodeProto()
     copy.CopyFrom(node)
     copy.ClearField("name")
     copy.ClearField("doc_string")
     schema = _schema_since(node, version)
-    return copy.SerializeToString(deterministic=True) + f"@{schema}".encode()
+    read = b"".join(b"|" + constants.get(name, b"-") for name in node.input)
+    return copy.SerializeToString(deterministic=True) + f"@{schema}".encode() + read
+
+
+def _initializer_bytes(model: onnx.ModelProto) -> dict[str, bytes]:
+    """{initializer name: its type, shape and value, as bytes} of the main graph."""
+    out = {}
+    for tensor in model.graph.initializer:
+        array = onnx.numpy_helper.to_array(tensor)
+        out[tensor.name] = f"{tensor.data_type}:{list(array.shape)}:".encode() + array.tobytes()
+    return out
+
+
+def _outputs_differ_in_constants(reference, candidate, constants) -> bool:
+    """A graph output that is an initializer in either model and not the same one in both
+    (no node computes it, so no region holds it)."""
+    return any(
+        constants[0].get(o.name) != constants[1].get(o.name)
+        for o in reference.graph.output
+        if o.name in constants[0] or o.name in constants[1]
+    )
+
+
+def _unmatched_proof(nodes: list[onnx.NodeProto], what: str | None = None) -> SiteProof:
+    """An inconclusive verdict for what regions cannot pair: nodes only the candidate has
+    whose values are read (the reference holds those values otherwise), or a constant
+    graph output."""
+    label = node_label(nodes[0]) if nodes else "<graph outputs>"
+    op_type = ", ".join(dict.fromkeys(n.op_type for n in nodes)) or "-"
+    reason = what or (
+        "the candidate computes values here that the reference does not compute in any "
+        "node (an initializer or a graph input there), so no region pairs them"
+    )
+    return SiteProof(
+        "regions",
+        "main graph",
+        label,
+        op_type,
+        "candidate only",
+        "-",
+        INCONCLUSIVE,
+        0.0,
+        0,
+        f"{reason}; {REMEDY}",
+        None,
+    )
 
 
 def _schema_since(node: onnx.NodeProto, version: int | None) -> int | None:
@@ -614,22 +665,26 @@ def _schema_since(node: onnx.NodeProto, version: int | None) -> int | None:
         return None
 
 
-def _same_nodes(ref_nodes, cand_nodes, versions) -> set[int]:
+def _same_nodes(ref_nodes, cand_nodes, versions, constants) -> set[int]:
     """ids of the nodes (of either model) that are the same in both."""
     cand_keys: dict[bytes, list[onnx.NodeProto]] = {}
     for node in cand_nodes:
-        cand_keys.setdefault(_node_key(node, versions[1]), []).append(node)
+        cand_keys.setdefault(_node_key(node, versions[1], constants[1]), []).append(node)
     shared: set[int] = set()
     for node in ref_nodes:
-        twins = cand_keys.get(_node_key(node, versions[0]))
+        twins = cand_keys.get(_node_key(node, versions[0], constants[0]))
         if twins:
             shared |= {id(node), id(twins.pop())}
     return shared
 
 
-def _regions(ref: Scope, cand: Scope, shared: set[int]) -> list[Site]:
+def _regions(
+    ref: Scope, cand: Scope, shared: set[int]
+) -> tuple[list[Site], list[list[onnx.NodeProto]]]:
     """The differing nodes of both models, grouped by the values they make (a region's
-    nodes link through values made inside it), as sites."""
+    nodes link through values made inside it), as sites; and the groups of candidate
+    nodes with no reference node whose values something reads (a group whose values
+    nothing reads is dead code, and changes no output)."""
     parent: dict[str, str] = {}
 
     def find(x: str) -> str:
@@ -655,7 +710,17 @@ def _regions(ref: Scope, cand: Scope, shared: set[int]) -> list[Site]:
             if not outputs:
                 continue
             groups.setdefault(find(outputs[0]), {"ref": [], "cand": []})[side].append(node)
-    return [_region_site(g["ref"], g["cand"], ref, cand) for g in groups.values() if g["ref"]]
+    sites = [_region_site(g["ref"], g["cand"], ref, cand) for g in groups.values() if g["ref"]]
+    unmatched = [g["cand"] for g in groups.values() if not g["ref"] and _read(g["cand"], cand)]
+    return sites, unmatched
+
+
+def _read(nodes: list[onnx.NodeProto], scope: Scope) -> bool:
+    """Whether a value `nodes` make is read outside them, or is a graph output."""
+    own = {id(n) for n in nodes}
+    made = {o for n in nodes for o in n.output if o}
+    reads = {i for n in scope.nodes if id(n) not in own for i in n.input}
+    return bool(made & (reads | set(scope.outputs)))
 
 
 def _region_site(ref_nodes, cand_nodes, ref: Scope, cand: Scope) -> Site:
