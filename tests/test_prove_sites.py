@@ -394,3 +394,47 @@ def test_signed_zeros_policy_does_not_take_the_semilattice_shortcut():
     assert [s.method for s in report.proof.sites] == ["semilattice"]
     with pytest.raises(ProofInconclusive, match="4096 elements"):
         maxlower.convert(REDUCE_CONST_AXES, 13, prove=ProofOptions(signed_zeros=True))
+
+
+# --- found by a red-team pass: changes that no site held --------------------------------------
+_WIDE = '<ir_version: 8, opset_import: ["" : 18]>\ng (float[100] x) => (float[100] y) '
+
+
+@pytest.mark.parametrize(
+    "candidate",
+    [
+        "<float[1] w = {2.0}> { y = Max(x, w) }",  # another initializer value
+        "{ w = Constant <value = float[1] {2.0}> ()\n y = Max(x, w) }",  # a node, not w
+        "{ w = Constant <value = float[1] {1.0}> ()\n y = Max(x, w) }",  # same value, moved
+    ],
+)
+def test_regions_compare_what_shared_nodes_read(candidate):
+    """100 elements are past the whole-model proof, so these are proved by regions; Max
+    reads `w` in both, and is the same node only if `w` is the same initializer."""
+    reference = onnx.parser.parse_model(_WIDE + "<float[1] w = {1.0}> { y = Max(x, w) }")
+    report = prove_models(reference, onnx.parser.parse_model(_WIDE + candidate))
+    assert report.status != "proved", report.summary()
+    assert prove_models(reference, reference).status == "proved"
+
+
+def test_a_node_changed_while_relabelled_is_a_site(monkeypatch):
+    """An adapter that changes a node in place and reports nothing leaves it recorded as
+    relabelled; --prove compares it with the node before and proves the change."""
+    import onnx_ir as ir
+
+    from passes.version import other_ops
+
+    original = other_ops._adapters
+
+    def swap_axis(node, old, builder):
+        if node.op_type == "Gather":
+            node.attributes["axis"] = ir.AttrInt64("axis", 0)
+
+    monkeypatch.setattr(other_ops, "_adapters", lambda node, new: [*original(node, new), swap_axis])
+    model = onnx.parser.parse_model("""<ir_version: 7, opset_import: ["" : 11]>
+        g (float[3,3] x) => (float[3,3] y) <int64[3] idx = {2, 1, 0}> {
+            y = Gather <axis = 1> (x, idx)
+        }""")
+    with pytest.raises(CounterexampleFound) as caught:
+        maxlower.convert(model, 13, prove=True)
+    assert "(Gather)" in str(caught.value) and caught.value.report.counterexample.reproduced

@@ -45,6 +45,7 @@ from maxlower.prove.core import (
     prove,
 )
 from maxlower.prove.semilattice import semilattice_equal, semilattice_witness
+from maxlower.report.sites import RELABELLED as RELABELLED_KIND
 from maxlower.report.sites import Record, Scope, Site, node_label, scopes, sites
 from passes.graph_utils import graph_protos
 
@@ -219,14 +220,83 @@ def prove_stages(stages: Iterable, options: ProofOptions) -> SitesReport:
     policy = Policy(signed_zeros=options.signed_zeros)
     proofs: list[SiteProof] = []
     for stage in stages:
-        found, _ = sites(stage.before, stage.after, stage.records)
         before, after = scopes(stage.before), scopes(stage.after)
+        records, unpaired = _relabels_checked(stage.records, before, after)
+        found, unplaced = sites(stage.before, stage.after, records)
         for site in found:
             proofs.append(
                 prove_site(stage.name, site, stage.before, stage.after, before, after, options)
             )
+        proofs += [_unplaced_proof(stage.name, record) for record in [*unpaired, *unplaced]]
     assumptions = sorted({a for p in proofs if p.proof for a in p.proof.assumptions})
     return SitesReport(proofs, policy, time.perf_counter() - start, "sites", assumptions)
+
+
+CHANGED_RELABEL = "relabelled, but changed"
+
+
+def _relabels_checked(
+    records: list[Record], before: dict[str, Scope], after: dict[str, Scope]
+) -> tuple[list[Record], list[Record]]:
+    """The records, with each relabelled node checked: a relabelling keeps the node as it
+    is, so one that changed it (an attribute dropped or pinned, say) is a site to prove
+    (kind CHANGED_RELABEL); the second list holds those that cannot be paired with their
+    node (several nodes of that label changed)."""
+    protos: dict[tuple[str, str], list[list[bytes]]] = {}
+
+    def serialized(where: str, label: str) -> list[list[bytes]]:
+        key = (where, label)
+        if key not in protos:
+            protos[key] = [_by_label(scope, where, label) for scope in (before, after)]
+        return protos[key]
+
+    kept, unpaired = [], []
+    for record in records:
+        if record.kind != RELABELLED_KIND:
+            kept.append(record)
+            continue
+        was, now = serialized(record.where, record.node)
+        if not was or sorted(was) == sorted(now):
+            # unchanged: nothing to prove; or made by an earlier step of this stage (a
+            # family rewrite's helper nodes), and so proved as part of that rewrite's site
+            continue
+        if len(was) == len(now) == 1:
+            kept.append(dataclasses.replace(record, kind=CHANGED_RELABEL))
+        else:
+            unpaired.append(record)
+    return kept, unpaired
+
+
+def _by_label(scopes_of: dict[str, Scope], where: str, label: str) -> list[bytes]:
+    """The nodes of that label in that graph, serialized (for comparison)."""
+    scope = scopes_of.get(where)
+    if scope is None:
+        return []
+    labelled = getattr(scope, "_all_by_label", None)
+    if labelled is None:
+        labelled = {}
+        for node in scope.nodes:
+            labelled.setdefault(node_label(node), []).append(node)
+        scope._all_by_label = labelled  # type: ignore[attr-defined]
+    return [n.SerializeToString(deterministic=True) for n in labelled.get(label, [])]
+
+
+def _unplaced_proof(stage: str, record: Record) -> SiteProof:
+    """An inconclusive verdict for a change that no site holds: nothing may pass unproved."""
+    return SiteProof(
+        stage,
+        record.where,
+        record.node,
+        record.op_type,
+        record.kind,
+        "-",
+        INCONCLUSIVE,
+        0.0,
+        0,
+        f"the run changed this node ({record.message}) but no rewrite site holds the change "
+        f"(several nodes share its name); {REMEDY}",
+        None,
+    )
 
 
 def prove_run(before: onnx.ModelProto, outcome, job, options: ProofOptions) -> SitesReport:
