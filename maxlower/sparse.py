@@ -99,7 +99,7 @@ def convert_sparse(
     }
     result = _convert_changing(proto, nodes, changing, opset, base_dir, expand_functions)
     if result is not None and relabelled:
-        result.conversions = _in_node_order(result.conversions, relabelled, nodes)
+        result.conversions = _in_node_order(result.conversions, nodes, relabelled)
     return result
 
 
@@ -131,17 +131,17 @@ def _convert_changing(
 
 def _in_node_order(
     conversions: list[OtherOpConversion],
-    relabelled: dict[int, OtherOpConversion],
     nodes: list[onnx.NodeProto],
+    placed: dict[int, OtherOpConversion] | None = None,
 ) -> list[OtherOpConversion]:
-    """`conversions` (in graph order) and `relabelled` ({node index: entry}) merged, in
-    graph order."""
+    """`conversions`, each at its node's place (by label; unknown labels last), and the
+    `placed` entries ({node index: entry}), in graph order (a stable sort)."""
     position: dict[str, int] = {}
     for i, node in enumerate(nodes):
         position.setdefault(node_label(node), i)
-    placed = [(position.get(c.node, len(nodes)), c) for c in conversions]
-    placed += relabelled.items()
-    return [c for _, c in sorted(placed, key=lambda pair: pair[0])]
+    pairs = [(position.get(c.node, len(nodes)), c) for c in conversions]
+    pairs += (placed or {}).items()
+    return [c for _, c in sorted(pairs, key=lambda pair: pair[0])]
 
 
 @dataclasses.dataclass
@@ -255,14 +255,8 @@ class _SmallConversion:
             rewrites = in_graph_order(
                 [*rewrites, *copied_rewrites], family_nodes_of_graph_proto(nodes)
             )
-            position: dict[str, int] = {}
-            for i, node in enumerate(nodes):
-                position.setdefault(node.name or f"<unnamed {node.op_type}>", i)
             copied_conversions = [c for c in steps if isinstance(c, OtherOpConversion)]
-            conversions = sorted(
-                [*conversions, *copied_conversions],
-                key=lambda c: position.get(c.node, len(nodes)),
-            )
+            conversions = _in_node_order([*conversions, *copied_conversions], nodes)
         replaced = {
             i: [ir.serde.serialize_node(n) for n in group]
             for i, group in zip(self.indices, self.groups)

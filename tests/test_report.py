@@ -103,15 +103,16 @@ def test_the_acceptance_command_draws_every_rewrite(tmp_path):
     assert "BEFORE" in page and "AFTER" in page
 
 
-def test_the_page_needs_no_network_and_no_other_file(tmp_path):
+def nested_lowered_page(tmp_path) -> str:
+    """The page of `lower NESTED --profile primitives --report` (a dry run)."""
     page_path = tmp_path / "r.html"
-    assert (
-        run(
-            "lower", NESTED, "--profile", "primitives", "--dry-run", "--report", page_path
-        ).exit_code
-        == 0
-    )
-    page = page_path.read_text(encoding="utf-8")
+    result = run("lower", NESTED, "--profile", "primitives", "--dry-run", "--report", page_path)
+    assert result.exit_code == 0, result.output
+    return page_path.read_text(encoding="utf-8")
+
+
+def test_the_page_needs_no_network_and_no_other_file(tmp_path):
+    page = nested_lowered_page(tmp_path)
     without_namespaces = page.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert "http://" not in without_namespaces and "https://" not in without_namespaces
     assert not re.search(r"<(link|img|iframe|object|embed)\b", page)
@@ -120,14 +121,7 @@ def test_the_page_needs_no_network_and_no_other_file(tmp_path):
 
 
 def test_a_subgraph_rewrite_says_its_path_and_large_ones_collapse(tmp_path):
-    page_path = tmp_path / "r.html"
-    assert (
-        run(
-            "lower", NESTED, "--profile", "primitives", "--dry-run", "--report", page_path
-        ).exit_code
-        == 0
-    )
-    page = page_path.read_text(encoding="utf-8")
+    page = nested_lowered_page(tmp_path)
     assert drawings(page) == 3  # both branches' reductions and the function's ArgMax
     assert "<span>main graph</span>" in page
     assert "<span>then_branch of node &#x27;pick&#x27;</span>" in page
