@@ -50,7 +50,7 @@ from onnx import TensorProto, helper
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from benchmarks.report import machine, versions_text, write_section  # noqa: E402
-from maxlower.lower import lower  # noqa: E402
+from maxlower.api import lower  # noqa: E402
 from maxlower.runtime import onnxruntime_session  # noqa: E402
 from passes.decompose import BY_NAME  # noqa: E402
 from passes.legalize import apply_decomposition  # noqa: E402
@@ -423,7 +423,7 @@ def latency_table(runs: int, quick: bool) -> tuple[list[str], list[dict]]:
 def loadability_table(quick: bool) -> list[str]:
     """Correct conversions that onnxruntime cannot load or run, per converter."""
     import maxlower
-    from maxlower.lower import convert_and_lower
+    from maxlower.api import convert_and_lower
     from maxlower.runtime import bit_equal, run_model
     from tests.conformance import family_cases
 

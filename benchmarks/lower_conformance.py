@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))  # tests.conformance, tests.test_lower_conformance
 
 import maxlower  # noqa: E402
 from benchmarks.report import machine, versions_text, write_section  # noqa: E402
-from maxlower.lower import convert_and_lower, lower  # noqa: E402
+from maxlower.api import convert_and_lower, lower  # noqa: E402
 from maxlower.runtime import bit_equal, onnxruntime_session, run_model  # noqa: E402
 from passes.extremum import FAMILIES, FAMILY_OPS  # noqa: E402
 from tests.conformance import family_cases  # noqa: E402

@@ -8,21 +8,21 @@ import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what __getattr__ returns, for type checkers (at run time: on first use)
-    from maxlower.api import ConversionError as ConversionError
-    from maxlower.api import InvalidModelError as InvalidModelError
     from maxlower.api import convert as convert
+    from maxlower.api import convert_and_lower as convert_and_lower
     from maxlower.api import convert_with_report as convert_with_report
+    from maxlower.api import lower as lower
+    from maxlower.api import lower_with_report as lower_with_report
     from maxlower.check import CheckReport as CheckReport
     from maxlower.check import check as check
-    from maxlower.lower import convert_and_lower as convert_and_lower
-    from maxlower.lower import lower as lower
-    from maxlower.lower import lower_with_report as lower_with_report
-    from maxlower.profiles import ProfileError as ProfileError
+    from maxlower.errors import ConversionError as ConversionError
+    from maxlower.errors import CounterexampleFound as CounterexampleFound
+    from maxlower.errors import InvalidModelError as InvalidModelError
+    from maxlower.errors import ProfileError as ProfileError
+    from maxlower.errors import ProofFailed as ProofFailed
+    from maxlower.errors import ProofInconclusive as ProofInconclusive
     from maxlower.profiles import load_profile as load_profile
     from maxlower.profiles import load_profiles as load_profiles
-    from maxlower.prove import CounterexampleFound as CounterexampleFound
-    from maxlower.prove import ProofFailed as ProofFailed
-    from maxlower.prove import ProofInconclusive as ProofInconclusive
     from maxlower.prove import ProofOptions as ProofOptions
     from maxlower.verify import VerifyReport as VerifyReport
     from maxlower.verify import verify as verify
@@ -31,19 +31,19 @@ if TYPE_CHECKING:  # what __getattr__ returns, for type checkers (at run time: o
 # `maxlower` command (maxlower.launch) can arrange its imports before onnx_ir comes in; the
 # verifier (onnxruntime, onnx.reference) is loaded only when used.
 _LAZY = {
-    "ConversionError": "maxlower.api",
-    "InvalidModelError": "maxlower.api",
+    "ConversionError": "maxlower.errors",
+    "InvalidModelError": "maxlower.errors",
     "convert": "maxlower.api",
     "convert_with_report": "maxlower.api",
     "check": "maxlower.check",
     "CheckReport": "maxlower.check",
-    "convert_and_lower": "maxlower.lower",
-    "lower": "maxlower.lower",
-    "lower_with_report": "maxlower.lower",
-    "ProfileError": "maxlower.profiles",
-    "CounterexampleFound": "maxlower.prove",
-    "ProofFailed": "maxlower.prove",
-    "ProofInconclusive": "maxlower.prove",
+    "convert_and_lower": "maxlower.api",
+    "lower": "maxlower.api",
+    "lower_with_report": "maxlower.api",
+    "ProfileError": "maxlower.errors",
+    "CounterexampleFound": "maxlower.errors",
+    "ProofFailed": "maxlower.errors",
+    "ProofInconclusive": "maxlower.errors",
     "ProofOptions": "maxlower.prove",
     "load_profile": "maxlower.profiles",
     "load_profiles": "maxlower.profiles",

@@ -1,32 +1,44 @@
-"""The library entry points: `convert(model, opset)` and friends, and the errors every door
-raises. They run maxlower.pipeline, as the command line does."""
+"""The library's front door: `convert(model, opset)`, `lower(model, profile)` and their
+friends, and `execute`, the one job that both doors run once a model is loaded.
+
+    convert(model, 13)                    every node brought to opset 13, exactly
+    lower(model, "primitives")            no Max, ReduceMax or ArgMax left anywhere
+    lower(model, "onnxruntime")           every node runs on onnxruntime's CPU kernels
+    lower(model, "path/to/profile.toml")  your own profile
+    convert_and_lower(model, 13, "tensorrt")
+
+`lower` keeps the opset as it is (`convert_and_lower` converts first). These run
+maxlower.pipeline, as the command line does (maxlower.cli.convert calls `execute` too):
+the input is checked with the full checker and shape-inferred once, converted and/or
+every node the profile rejects rewritten by `passes.legalize.LegalizePass`, and the
+result checked again with the full checker. The errors they raise are maxlower.errors'.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import pathlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import onnx
 import onnx_ir as ir
 
-from passes.errors import ConversionError
-from passes.graph_utils import graph_protos
+from maxlower import pipeline
+from maxlower.errors import ConversionError, InvalidModelError, check_target_opset
+from maxlower.pipeline import Job, Outcome, Report
+from maxlower.profiles import Profile, ProfilesLike, load_profiles
+from maxlower.serde import deserialize, serialize
+from maxlower.ui import QUIET, Progress
 
 if TYPE_CHECKING:
-    from maxlower.pipeline import Job, Report
     from maxlower.prove import ProofOptions, ProveLike
+    from maxlower.prove.sites import SitesReport
     from maxlower.report import ReportFile
 
 ModelLike = TypeVar("ModelLike", onnx.ModelProto, ir.Model)
 T = TypeVar("T")
-
-LATEST_OPSET = onnx.defs.onnx_opset_version()
-
-
-class InvalidModelError(ValueError):
-    """The input is not a model maxlower can work on (exit code 2 on the command line)."""
 
 
 def convert(
@@ -74,8 +86,6 @@ def convert_with_report(
 ) -> tuple[ModelLike, Report]:
     """`convert`, plus the report of what it changed (what the command line prints):
     `report.rewrites` (both families), `report.conversions` (the other ops)."""
-    from maxlower.pipeline import Job
-
     check_target_opset(opset)
     job = Job(opset, expand_functions=expand_functions)
     return run_job(model, job, base_dir, report, prove=prove)
@@ -119,38 +129,127 @@ def _run_job(
     file: ReportFile | None,
     proving: ProofOptions | None = None,
 ) -> tuple[ModelLike, Report]:
-    from maxlower import pipeline
-
     known = base_dir is not None or isinstance(model, ir.Model)  # ir: tensors know theirs
     proto, base_dir = _as_proto(model, base_dir)
     path = pathlib.Path(base_dir) / _LABEL
     prepared = _labelled(lambda: pipeline.prepare(proto, path, directory_known=known))
-    before = None
-    if file is not None or proving is not None:  # the input as the pipeline starts from
-        before = onnx.ModelProto()  # it (run changes it)
-        before.CopyFrom(prepared)
-    outcome = _labelled(lambda: pipeline.run(prepared, job, base_dir))
-    proof = None
-    if proving is not None and before is not None:
-        from maxlower.prove.sites import prove_run
-
-        proof = outcome.report.proof = prove_run(before, outcome, job, proving)
-        error = proof.error()
-        if error is not None:
-            raise error
-    if file is not None and before is not None:
-        from maxlower.report import job_report
-
-        file.write(job_report(_LABEL, before, outcome, job, file.seconds, None, proof))
+    keep = file is not None or proving is not None
+    done = _labelled(lambda: execute(prepared, job, base_dir, proving=proving, keep_before=keep))
+    error = done.proof.error() if done.proof is not None else None
+    if error is not None:
+        raise error
+    if file is not None:
+        file.write(done.page(_LABEL, file.seconds))
     if not isinstance(model, ir.Model):
-        return outcome.proto, outcome.report
-    converted = deserialize(outcome.proto)
-    if outcome.checked.base_dirs:
+        return done.outcome.proto, done.outcome.report
+    converted = deserialize(done.outcome.proto)
+    if done.outcome.checked.base_dirs:
         from maxlower.external import set_base_dirs
 
         set_base_dirs(converted, base_dir)
     # (mypy cannot rule out a class deriving from both ModelProto and ir.Model)
-    return cast(ModelLike, converted), outcome.report
+    return cast(ModelLike, converted), done.outcome.report
+
+
+@dataclasses.dataclass
+class Done:
+    """What `execute` did: the model as it started (a copy, when asked for), the pipeline's
+    outcome, and --prove's verdict on every rewrite site (None without a proof)."""
+
+    job: Job
+    before: onnx.ModelProto | None
+    outcome: Outcome
+    proof: SitesReport | None = None
+
+    def page(self, label: str, seconds: float, verification: Any = None) -> str:
+        """The --report page of this job (maxlower.report.job_report)."""
+        from maxlower.report import job_report
+
+        assert self.before is not None, "execute(keep_before=True) keeps what the page draws"
+        return job_report(
+            label, self.before, self.outcome, self.job, seconds, verification, self.proof
+        )
+
+
+def execute(
+    prepared: onnx.ModelProto,
+    job: Job,
+    base_dir: str | os.PathLike[str],
+    *,
+    proving: ProofOptions | None = None,
+    keep_before: bool = False,
+    progress: Progress = QUIET,
+) -> Done:
+    """The one job that both doors run once the model is loaded and prepared
+    (maxlower.pipeline.prepare): the pipeline, then, with `proving`, the proof of every
+    rewrite site of the run (maxlower.prove.sites.prove_run). `keep_before`: keep a copy of
+    the model as it started (the pipeline changes `prepared`), for the --report page.
+    The library (`run_job`) and the command line (maxlower.cli.convert) both call this."""
+    before = None
+    if keep_before or proving is not None:
+        before = onnx.ModelProto()
+        before.CopyFrom(prepared)
+    outcome = pipeline.run(prepared, job, base_dir, progress=progress)
+    done = Done(job, before, outcome)
+    if proving is not None and before is not None:
+        from maxlower.prove.sites import prove_run
+
+        done.proof = outcome.report.proof = prove_run(before, outcome, job, proving)
+    return done
+
+
+ProfileLike = str | pathlib.Path | Profile  # (several at once: ProfilesLike, a list of these)
+
+
+def lower(
+    model: ModelLike,
+    profile: ProfilesLike,
+    *,
+    base_dir: str | os.PathLike[str] | None = None,
+    report: str | os.PathLike[str] | None = None,
+    prove: ProveLike = False,
+) -> ModelLike:
+    """`model` with every node `profile` rejects rewritten exactly; the same kind of object
+    back, and the input untouched. `profile` may be a list: what all of them accept. A
+    profile with an opset window (`opsets = [first, last]`) converts into it first.
+    Raises ConversionError when some node has no exact form the profile accepts,
+    ProfileError for an unknown or malformed profile, and InvalidModelError for unusable
+    input. `report`: also write the HTML report `maxlower lower --report` writes.
+    `prove`: what `--prove` does (maxlower.api.run_job)."""
+    lowered, _ = lower_with_report(model, profile, base_dir=base_dir, report=report, prove=prove)
+    return lowered
+
+
+def lower_with_report(
+    model: ModelLike,
+    profile: ProfilesLike,
+    *,
+    base_dir: str | os.PathLike[str] | None = None,
+    report: str | os.PathLike[str] | None = None,
+    prove: ProveLike = False,
+) -> tuple[ModelLike, Report]:
+    """`lower`, plus the report of what it rewrote (`report.lowerings`; what the CLI
+    prints)."""
+    return run_job(model, Job(profile=load_profiles(profile)), base_dir, report, prove=prove)
+
+
+def convert_and_lower(
+    model: ModelLike,
+    opset: int,
+    profile: ProfilesLike,
+    *,
+    expand_functions: bool = False,
+    base_dir: str | os.PathLike[str] | None = None,
+    report: str | os.PathLike[str] | None = None,
+    prove: ProveLike = False,
+) -> tuple[ModelLike, Report]:
+    """Convert to `opset` (maxlower.convert), then lower for `profile`, in one job (what
+    `maxlower convert --opset N --profile P` does); `report.rewrites`,
+    `report.conversions` and `report.lowerings` say what changed. `report`: also write
+    the HTML report (`--report`)."""
+    loaded = load_profiles(profile)  # a bad profile fails before any work
+    check_target_opset(opset)
+    return run_job(model, Job(opset, loaded, expand_functions), base_dir, report, prove=prove)
 
 
 # What the pipeline's messages call a model that has no file (the command line says IN).
@@ -195,139 +294,14 @@ def _as_proto(
     return copy, str(base_dir or os.curdir)
 
 
-def check_target_opset(opset: int) -> None:
-    if not 1 <= opset <= LATEST_OPSET:
-        raise InvalidModelError(
-            f"target opset {opset} is outside 1..{LATEST_OPSET}, the opsets this onnx "
-            f"({onnx.__version__}) knows"
-        )
-
-
-# model.meta key: the value types onnx_ir cannot read, set aside by `deserialize`
-_SET_ASIDE = "maxlower.types_onnx_ir_cannot_read"
-
-
-def deserialize(proto: onnx.ModelProto) -> ir.Model:
-    """ir.serde.deserialize_model, with what onnx_ir cannot read (and onnx.checker let
-    through: a damaged function, say) an InvalidModelError.
-
-    Value types onnx_ir has no class for (a map, as in ZipMap's sequence of maps; an opaque
-    type) are set aside: the values are read untyped and `serialize` puts their types back,
-    so a model holding them goes through every pass (none of which reads those values)."""
-    set_aside = _set_aside_unreadable_types(proto)
-    clashing = _clashing_function_value_names(proto)
-    if set_aside or clashing:
-        copy = onnx.ModelProto()
-        copy.CopyFrom(proto)
-        _set_aside_unreadable_types(copy, clear=True)
-        clashing_infos = _drop_value_info(copy.graph, clashing)
-        proto = copy
-    try:
-        model = ir.serde.deserialize_model(proto)
-        if set_aside:
-            model.meta[_SET_ASIDE] = set_aside
-        if clashing:  # the main graph's own values: typed by their entries, by hand
-            values = ir.convenience.create_value_mapping(model.graph)
-            for info in clashing_infos:
-                if info.name in values:
-                    ir.serde.deserialize_value_info_proto(info, values[info.name])
-        return model
-    except ir.serde.SerdeError as error:
-        details = [str(e).strip().splitlines()[0] for e in (error, error.__cause__) if e]
-        raise InvalidModelError(
-            f"onnx_ir cannot read the model ({': '.join(filter(None, details))})"
-        ) from error
-
-
-def serialize(model: ir.Model) -> onnx.ModelProto:
-    """ir.serde.serialize_model, with the value types `deserialize` set aside put back."""
-    proto = ir.serde.serialize_model(model)
-    clashing = _clashing_function_value_names(proto)
-    if clashing:  # the graph's own entries come first; the others are its functions'
-        proto.graph.value_info.extend(_drop_value_info(proto.graph, clashing))
-    set_aside = model.meta.get(_SET_ASIDE)
-    if set_aside:
-        for graph in graph_protos(proto.graph):
-            for info in [*graph.input, *graph.output, *graph.value_info]:
-                if not info.HasField("type") and info.name in set_aside:
-                    info.type.CopyFrom(set_aside[info.name])
-    return proto
-
-
-def _clashing_function_value_names(proto: onnx.ModelProto) -> set[str]:
-    """Names of the main graph's values that read as onnx_ir's names for function values
-    ('{domain}::{function}/{value}'): below IR 10 it stores function value types in the main
-    graph's value_info under such names, and applies every entry so named to the function's
-    value, so a main-graph value of that name would type the function, and back."""
-    if not proto.functions:
-        return set()
-    functions = {f"{f.domain}::{f.name}" for f in proto.functions}
-    graph = proto.graph
-    names = {v.name for v in [*graph.input, *graph.output]}
-    names |= {t.name for t in graph.initializer} | {o for n in graph.node for o in n.output}
-    return {n for n in names if n.count("/") == 1 and n.split("/")[0] in functions}
-
-
-def _drop_value_info(graph: onnx.GraphProto, names: set[str]) -> list[onnx.ValueInfoProto]:
-    """Remove the value_info entries of `names`; returns the first entry of each name that
-    is an intermediate value of `graph` (the graph's own: onnx_ir writes those before its
-    functions' entries; graph inputs and outputs have none of their own)."""
-    outputs = {v.name for v in graph.output}
-    made = {o for node in graph.node for o in node.output} - outputs
-    first: dict[str, onnx.ValueInfoProto] = {}
-    kept = []
-    for info in graph.value_info:
-        if info.name not in names:
-            kept.append(info)
-        elif info.name in made and info.name not in first:
-            first[info.name] = info
-    if len(kept) != len(graph.value_info):
-        copies = [type(i)() for i in kept]
-        for copy, info in zip(copies, kept):
-            copy.CopyFrom(info)
-        firsts = [type(i)() for i in first.values()]
-        for copy, info in zip(firsts, first.values()):
-            copy.CopyFrom(info)
-        del graph.value_info[:]
-        graph.value_info.extend(copies)
-        return firsts
-    return []
-
-
-def _set_aside_unreadable_types(
-    proto: onnx.ModelProto, *, clear: bool = False
-) -> dict[str, onnx.TypeProto]:
-    """{value name: type} of the graph inputs, outputs and value_info (in every graph)
-    whose type onnx_ir cannot read; with `clear`, those types are removed from `proto`
-    (value_info entries dropped)."""
-    found = {}
-    for graph in graph_protos(proto.graph):
-        for field in (graph.input, graph.output, graph.value_info):
-            for info in list(field):
-                if info.HasField("type") and not _readable(info.type):
-                    if info.name not in found:  # a graph output's own type first
-                        found[info.name] = onnx.TypeProto()
-                        found[info.name].CopyFrom(info.type)
-                    if clear and field is graph.value_info:
-                        field.remove(info)
-                    elif clear:
-                        info.ClearField("type")
-    return found
-
-
-def _readable(type_proto: onnx.TypeProto) -> bool:
-    if type_proto.WhichOneof("value") in ("tensor_type", None):  # (the common case, fast)
-        return True
-    try:
-        return ir.serde.deserialize_type_proto_for_type(type_proto) is not None
-    except ir.serde.SerdeError:
-        return False
-
-
 __all__ = [
     "ConversionError",
     "InvalidModelError",
     "convert",
+    "convert_and_lower",
     "convert_with_report",
+    "execute",
+    "lower",
+    "lower_with_report",
     "run_job",
 ]

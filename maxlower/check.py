@@ -21,7 +21,8 @@ import dataclasses
 import os
 from typing import Any
 
-from maxlower.api import ModelLike, check_target_opset, run_job
+from maxlower.api import ModelLike, run_job
+from maxlower.errors import check_target_opset
 from maxlower.pipeline import Job, Report
 from maxlower.profiles import Profile, ProfileSet, ProfilesLike, load_profiles
 from passes.legalize import Lowering, Unlowered

@@ -55,7 +55,7 @@ import tempfile
 import threading
 from collections.abc import Iterator, Mapping
 
-from maxlower.api import InvalidModelError
+from maxlower.errors import Interrupted, InvalidModelError
 
 try:
     import fcntl
@@ -444,15 +444,6 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
 # --- signals ------------------------------------------------------------------------------
 
 
-class Interrupted(KeyboardInterrupt):
-    """SIGTERM or SIGHUP, raised like SIGINT's KeyboardInterrupt, so that every `finally`
-    (temporary files, onnx_ir's temporary directory) runs before the process ends."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-
 def _raise_interrupted(signum, frame) -> None:
     raise Interrupted(signum)
 
@@ -504,7 +495,6 @@ __all__ = [
     "INPUTS_FILE_LIMIT",
     "MODEL_FILE_LIMIT",
     "PROFILE_FILE_LIMIT",
-    "Interrupted",
     "Outputs",
     "atomic_write_text",
     "check_output_path",

@@ -1,9 +1,13 @@
 """Reading, checking and writing model files for the command line: clear errors, atomic
 writes, weights never in memory.
 
-    load_proto(path)                      the checked, typed protobuf (pipeline.prepare)
-    load_model(path)                      the same in onnx_ir; external data stays lazy
+    read_model_proto(path)                the file's protobuf, external data not loaded
+    check_and_infer(proto)                the full check, and the types inference gives
+    model_from_proto(proto, base_dir)     onnx_ir, external data lazy from base_dir
     check_result(model) / write_checked   checked, then written through temporary files
+
+(Loading a file for the pipeline, which also normalises and vets it, is
+maxlower.pipeline's `load_proto` and `load_model`.)
 
 The protobuf is parsed without its external data, checked (onnx.checker, full check) and
 shape-inferred by onnx's C++ code, and only then turned into onnx_ir, once. Writing goes the
@@ -22,21 +26,17 @@ writing a model of many GB takes little memory.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
 import os
 import pathlib
-import sys
-import time
 from collections.abc import Callable, Iterator
 
-import click
 import onnx
 import onnx_ir as ir
 from google.protobuf.message import DecodeError
 
-from maxlower.api import InvalidModelError, deserialize, serialize
+from maxlower.errors import CHECKER_ERRORS, InvalidModelError
 from maxlower.external import (
     all_graphs,
     base_dir_of,
@@ -48,9 +48,11 @@ from maxlower.external import (
     read_all_in,
     read_in,
     set_base_dirs,
+    tensors,
 )
 from maxlower.files import MODEL_FILE_LIMIT, Outputs, read_input
-from maxlower.safety import tensors
+from maxlower.serde import deserialize, serialize
+from maxlower.ui import QUIET, Progress
 from passes.errors import concise
 from passes.graph_utils import (
     SHAPE_SOURCES,
@@ -65,126 +67,9 @@ EXTERNAL_SIZE_THRESHOLD = 256
 # As onnx_ir's call_onnx_api: larger (or external) initializers of the main graph reach the
 # checker and shape inference as typed graph inputs, without their values.
 _CHECKER_TENSOR_LIMIT = 1000
-_CHECK_ERRORS = (onnx.checker.ValidationError, onnx.shape_inference.InferenceError)
-
-
-# --- progress -----------------------------------------------------------------------------
-
-
-def echo(message: str = "", *, err: bool = False) -> None:
-    """click.echo that outlives a reader that stopped reading (`maxlower convert ... |
-    head`): the rest of the output goes nowhere and the command goes on, so the model
-    is still written and the exit code still says how it went. Standard output that
-    cannot be written (a full device: `> /dev/full`) is a bad invocation: the command
-    stops with InvalidModelError (exit code 2) and writes nothing; stderr that cannot be
-    written is given up on."""
-    try:
-        click.echo(message, err=err)
-    except BrokenPipeError:
-        _silence(sys.stderr if err else sys.stdout)
-    except OSError as error:
-        _silence(sys.stderr if err else sys.stdout)
-        if not err:
-            raise InvalidModelError(
-                f"cannot write to standard output ({error.strerror or error})"
-            ) from None
-
-
-def _silence(stream) -> None:
-    """Point `stream`'s file descriptor at /dev/null: what is left in its buffer goes
-    nowhere, also at the flush when the process exits."""
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, stream.fileno())
-        os.close(devnull)
-
-
-class Progress:
-    """Stage lines and progress bars on stderr, only when stderr is a terminal.
-
-        progress = Progress()
-        with progress.stage("checking model.onnx"):
-            ...
-        with progress.bar(total_bytes, "writing model.onnx.data") as advance:
-            advance(nbytes)
-
-    Durations are recorded either way (`timings`), for `--timings`.
-    """
-
-    def __init__(self, enabled: bool | None = None) -> None:
-        self.enabled = _stderr_is_terminal() if enabled is None else enabled
-        self.timings: list[tuple[str, float]] = []
-
-    @contextlib.contextmanager
-    def stage(self, label: str, *, prints: bool = False) -> Iterator[None]:
-        """`label…` on its line, finished with the duration; a stage that `prints` lines of
-        its own (a verification verdict) gets a line to itself instead."""
-        if self.enabled:
-            click.echo(f"{label}…", err=True, nl=prints)
-        started = time.perf_counter()
-        try:
-            yield
-        finally:
-            seconds = time.perf_counter() - started
-            self.timings.append((label, seconds))
-            if self.enabled and not prints:
-                click.echo(f" {seconds:.1f} s", err=True)
-
-    @contextlib.contextmanager
-    def bar(self, total: int, label: str) -> Iterator[Callable[[int], None]]:
-        """A byte-count progress bar; yields `advance(nbytes)`."""
-        started = time.perf_counter()
-        try:
-            if not self.enabled:
-                yield lambda nbytes: None
-                return
-            with click.progressbar(
-                length=total,
-                label=label,
-                file=sys.stderr,
-                show_percent=True,
-                show_eta=True,
-                item_show_func=None,
-            ) as bar:
-                yield bar.update
-        finally:
-            self.timings.append((label, time.perf_counter() - started))
-
-    def timings_text(self) -> str:
-        width = max((len(label) for label, _ in self.timings), default=0)
-        return "\n".join(f"{label:<{width}}  {seconds:8.3f} s" for label, seconds in self.timings)
-
-
-def _stderr_is_terminal() -> bool:
-    try:
-        return sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
-QUIET = Progress(enabled=False)
 
 
 # --- loading ------------------------------------------------------------------------------
-
-
-def load_model(path: str | os.PathLike, *, progress: Progress = QUIET) -> ir.Model:
-    """Load an ONNX file into onnx_ir, checked and typed (`load_proto`); InvalidModelError
-    if it is missing, unreadable or not a valid model. External data stays lazy."""
-    path = pathlib.Path(path)
-    return model_from_proto(load_proto(path, progress=progress), path.parent, progress)
-
-
-def load_proto(path: str | os.PathLike, *, progress: Progress = QUIET) -> onnx.ModelProto:
-    """The file's model, parsed without its external data and made ready for the pipeline
-    (`maxlower.pipeline.prepare`: opset imports normalised, the safety rules, the full
-    check, and the value types shape inference gives)."""
-    from maxlower.pipeline import prepare
-
-    path = pathlib.Path(path)
-    with progress.stage(f"loading {path}"):
-        proto = read_model_proto(path)
-    return prepare(proto, path, progress=progress)
 
 
 def model_from_proto(
@@ -310,7 +195,7 @@ def _check_and_infer_light(serialized: bytes) -> onnx.ModelProto:
         inferred = onnx.shape_inference.infer_shapes(
             serialized, check_type=True, strict_mode=True, data_prop=False
         )
-    except _CHECK_ERRORS:
+    except CHECKER_ERRORS:
         onnx.checker.check_model(serialized, full_check=True)  # raises if the model is invalid
         inferred = onnx.shape_inference.infer_shapes(
             serialized, check_type=True, strict_mode=False, data_prop=False

@@ -1,6 +1,8 @@
 """The one pipeline that every door runs: `maxlower convert`, `lower`, `inspect`,
 `--verify`, `--profile`, and the library functions (maxlower.convert, maxlower.lower, ...).
 
+    load_proto(path)         a file read (maxlower.io) and prepared: the checked, typed
+                             protobuf; load_model(path), the same in onnx_ir
     prepare(proto, ...)      opset imports normalised, safety rules, onnx.checker (full
                              check) and shape inference, once, on the protobuf
     run(prepared, job, ...)  the conversion and/or lowering; the result checked and typed
@@ -33,23 +35,23 @@ import onnx
 import onnx_ir as ir
 
 from maxlower import training_info
-from maxlower.api import InvalidModelError, check_target_opset
-from maxlower.inspect import FamilyNode, in_graph_order, place_of
+from maxlower.errors import CHECKER_ERRORS, InvalidModelError, check_target_opset
+from maxlower.family_nodes import FamilyNode, in_graph_order, place_of
 from maxlower.io import (
-    QUIET,
     CheckedModel,
     DeclaredOutputs,
-    Progress,
     check_and_infer,
     check_proto_result,
     check_result,
     declared_outputs,
     model_from_proto,
+    read_model_proto,
     use_refined_outputs,
 )
 from maxlower.profiles import Profile, ProfileSet
 from maxlower.safety import check_function_calls, check_model_data, describe_invalid
 from maxlower.sparse import convert_sparse, default_opset
+from maxlower.ui import QUIET, Progress
 from passes.builder import FAMILY, min_ir_version
 from passes.errors import ConversionError, concise
 from passes.graph_utils import containers
@@ -61,8 +63,6 @@ from passes.version.to_opset import ConvertToOpsetPass
 
 # one entry of a Report: a family rewrite, another op's conversion, or a lowering
 Change = Rewrite | OtherOpConversion | Lowering
-
-_CHECK_ERRORS = (onnx.checker.ValidationError, onnx.shape_inference.InferenceError)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -159,6 +159,23 @@ class Outcome:
         return self.checked.proto
 
 
+def load_model(path: str | os.PathLike, *, progress: Progress = QUIET) -> ir.Model:
+    """Load an ONNX file into onnx_ir, checked and typed (`load_proto`); InvalidModelError
+    if it is missing, unreadable or not a valid model. External data stays lazy."""
+    path = pathlib.Path(path)
+    return model_from_proto(load_proto(path, progress=progress), path.parent, progress)
+
+
+def load_proto(path: str | os.PathLike, *, progress: Progress = QUIET) -> onnx.ModelProto:
+    """The file's model, parsed without its external data and made ready for the pipeline
+    (`maxlower.pipeline.prepare`: opset imports normalised, the safety rules, the full
+    check, and the value types shape inference gives)."""
+    path = pathlib.Path(path)
+    with progress.stage(f"loading {path}"):
+        proto = read_model_proto(path)
+    return prepare(proto, path, progress=progress)
+
+
 def prepare(
     proto: onnx.ModelProto,
     path: str | os.PathLike[str],
@@ -182,7 +199,7 @@ def prepare(
     with progress.stage("checking the input (onnx.checker, full check)"):
         try:
             return check_and_infer(proto, path.parent)
-        except _CHECK_ERRORS as error:
+        except CHECKER_ERRORS as error:
             raise InvalidModelError(
                 f"{path}: the model is not valid ONNX ({describe_invalid(proto, error)})"
             ) from error

@@ -5,9 +5,6 @@
                                              InvalidModelError (exit code 2)
     describe_invalid(proto, error)           a checker error, said precisely when the graph
                                              has a dangling input, a cycle or a name made twice
-    load_comparable(ref, cand, verification) `maxlower verify`'s two models, refused if their
-                                             signatures differ (check_comparable) or their
-                                             inputs are too large to generate (check_verifiable)
 
 **External data.** A model file may point its tensors at any path. Reading one outside the
 model's directory leaks files (onnx CVE-2022-25882 `../x`, CVE-2024-27318 `sub/../../x`,
@@ -52,16 +49,12 @@ import onnx_ir as ir
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError
 
-from maxlower.api import InvalidModelError
-from maxlower.files import atomic_write_text, deferred_interrupts  # their home; kept importable
+from maxlower.errors import InvalidModelError
+from maxlower.external import node_text, tensors
 from passes.errors import concise
 
 # onnx.external_data_helper._ALLOWED_EXTERNAL_DATA_KEYS, the keys of the ONNX spec
 EXTERNAL_DATA_KEYS = frozenset({"location", "offset", "length", "checksum", "basepath"})
-# Test inputs the verifier may generate for one trial (all inputs together).
-VERIFY_INPUT_LIMIT = 1 << 30
-# The sizes the verifier gives a symbolic dim (maxlower.verify.inputs: at most 3).
-_LARGEST_SYMBOLIC_SIZE = 3
 _INT64_MAX = (1 << 63) - 1
 
 # Element count per value of each typed data field (complex: two; packed 4-bit: a half).
@@ -189,92 +182,6 @@ def _not_utf8(message) -> tuple[str, bytes] | None:
         if found is not None:
             return found
     return None
-
-
-def tensors(
-    proto: onnx.ModelProto, *, initializers: bool = True, typed: bool = False
-) -> Iterator[tuple[onnx.TensorProto, str]]:
-    """Every TensorProto of the model, with where it is: initializers, sparse ones, and
-    tensor attributes, in the main graph, every subgraph, every function and the graphs of
-    training_info. `initializers=False` leaves out the dense initializers of every graph
-    (sparse ones and attributes are still walked). `typed`: trust each attribute's type
-    field, five times faster, for a model onnx's checker has passed (it refuses a type
-    that does not match the data); training_info, which it does not check, is walked in
-    full."""
-    yield from _graph_tensors(proto.graph, "main graph", initializers, typed)
-    for function in proto.functions:
-        where = f"function {function.domain}::{function.name}"
-        yield from _node_tensors(function.node, where, initializers, typed)
-    for index, training in enumerate(proto.training_info):
-        for field in ("initialization", "algorithm"):
-            if training.HasField(field):
-                where = f"training_info[{index}].{field}"
-                yield from _graph_tensors(getattr(training, field), where, initializers)
-
-
-# The attribute types that hold a tensor or a graph (UNDEFINED: look, the type may be unset).
-_HOLDING_TYPES = frozenset(
-    {
-        onnx.AttributeProto.UNDEFINED,
-        onnx.AttributeProto.TENSOR,
-        onnx.AttributeProto.TENSORS,
-        onnx.AttributeProto.GRAPH,
-        onnx.AttributeProto.GRAPHS,
-        onnx.AttributeProto.SPARSE_TENSOR,
-        onnx.AttributeProto.SPARSE_TENSORS,
-    }
-)
-
-
-def _graph_tensors(
-    graph: onnx.GraphProto, where: str, initializers: bool = True, typed: bool = False
-) -> Iterator[tuple[onnx.TensorProto, str]]:
-    if initializers:
-        for tensor in graph.initializer:
-            yield tensor, where
-    for sparse in graph.sparse_initializer:
-        yield sparse.values, where
-        yield sparse.indices, where
-    yield from _node_tensors(graph.node, where, initializers, typed)
-
-
-def _node_tensors(
-    nodes, where: str, initializers: bool = True, typed: bool = False
-) -> Iterator[tuple[onnx.TensorProto, str]]:
-    for index, node in enumerate(nodes):
-        for attribute in node.attribute:
-            if typed and attribute.type not in _HOLDING_TYPES:
-                continue
-            has = attribute.HasField
-            if not (
-                has("t")
-                or has("g")
-                or has("sparse_tensor")
-                or attribute.tensors
-                or attribute.graphs
-                or attribute.sparse_tensors
-            ):
-                continue  # ints, floats, strings: most attributes, and cheap to pass by
-            label = f"node {_node_name(node, index)} ({node.op_type}) in {where}"
-            yield from ((t, label) for t in _attribute_tensors(attribute))
-            for subgraph in [attribute.g] if attribute.HasField("g") else []:
-                where_inside = f"subgraph {attribute.name} of {label}"
-                yield from _graph_tensors(subgraph, where_inside, initializers, typed)
-            for subgraph in attribute.graphs:
-                where_inside = f"subgraph {attribute.name} of {label}"
-                yield from _graph_tensors(subgraph, where_inside, initializers, typed)
-
-
-def _attribute_tensors(attribute: onnx.AttributeProto) -> Iterator[onnx.TensorProto]:
-    if attribute.HasField("t"):
-        yield attribute.t
-    yield from attribute.tensors
-    for sparse in [attribute.sparse_tensor] if attribute.HasField("sparse_tensor") else []:
-        yield sparse.values
-        yield sparse.indices
-    for sparse in attribute.sparse_tensors:
-        yield sparse.values
-        yield sparse.indices
 
 
 def _check_inline(tensor: onnx.TensorProto, where: str, path: pathlib.Path) -> None:
@@ -541,14 +448,14 @@ def _nodes_problem(
         for name in filter(None, node.output):
             if name in producer or name in defined:
                 first = (
-                    f"node {_node_name(nodes[producer[name]], producer[name])} "
+                    f"node {node_text(nodes[producer[name]], producer[name])} "
                     f"({nodes[producer[name]].op_type})"
                     if name in producer
                     else "a graph input or initializer"
                 )
                 return (
                     f"{where}: value {name!r} is made twice, by {first} and by node "
-                    f"{_node_name(node, index)} ({node.op_type}); each value needs one "
+                    f"{node_text(node, index)} ({node.op_type}); each value needs one "
                     "producer"
                 )
             producer[name] = index
@@ -558,26 +465,26 @@ def _nodes_problem(
         for name in uses[index]:
             if name not in producer and name not in defined and name not in outer:
                 return (
-                    f"{where}: input {name!r} of node {_node_name(node, index)} "
+                    f"{where}: input {name!r} of node {node_text(node, index)} "
                     f"({node.op_type}) is made by no node, and is no graph input or "
                     "initializer"
                 )
     cycle = _cycle(nodes, [[producer[n] for n in names if n in producer] for names in uses])
     if cycle:
-        chain = " -> ".join(f"{_node_name(nodes[i], i)} ({nodes[i].op_type})" for i in cycle)
+        chain = " -> ".join(f"{node_text(nodes[i], i)} ({nodes[i].op_type})" for i in cycle)
         return f"{where}: the nodes form a cycle: {chain}"
     for index, node in enumerate(nodes):
         late = [n for n in uses[index] if producer.get(n, -1) > index]
         if late:
             return (
-                f"{where}: node {_node_name(node, index)} ({node.op_type}) comes before "
+                f"{where}: node {node_text(node, index)} ({node.op_type}) comes before "
                 f"the node that makes its input {late[0]!r}; ONNX needs nodes in "
                 "topological order"
             )
     for index, node in enumerate(nodes):
         for attribute in node.attribute:
             for subgraph in [attribute.g] if attribute.HasField("g") else [*attribute.graphs]:
-                label = f"subgraph {attribute.name} of node {_node_name(node, index)} in {where}"
+                label = f"subgraph {attribute.name} of node {node_text(node, index)} in {where}"
                 problem = _graph_problem(subgraph, label, visible, free_names)
                 if problem:
                     return problem
@@ -638,110 +545,9 @@ def _cycle(nodes, inputs_from: list[list[int]]) -> list[int] | None:
     return None
 
 
-def _node_name(node: onnx.NodeProto, index: int) -> str:
-    return repr(node.name) if node.name else f"#{index}"
-
-
-# --- verification -------------------------------------------------------------------------
-
-
-def check_comparable(reference: ir.Model, candidate: ir.Model) -> None:
-    """`maxlower verify` of two models a caller cannot feed alike (other input names or
-    element types, other outputs): refused (exit code 2) before any trial, naming the
-    first difference. (`maxlower.verify` itself reports such a pair as different.)"""
-    ref_inputs, cand_inputs = _fed_inputs(reference), _fed_inputs(candidate)
-    differences = [
-        f"input {name!r} of the reference is not an input of the candidate"
-        for name in ref_inputs.keys() - cand_inputs.keys()
-    ] + [
-        f"the candidate needs an input {name!r} that the reference does not have"
-        for name in cand_inputs.keys() - ref_inputs.keys()
-    ]
-    differences += [
-        f"input {name!r} is {_type_text(ref_inputs[name])} in the reference and "
-        f"{_type_text(cand_inputs[name])} in the candidate"
-        for name in sorted(ref_inputs.keys() & cand_inputs.keys())
-        if ref_inputs[name].type != cand_inputs[name].type
-    ]
-    ref_outputs = [v.name for v in reference.graph.outputs]
-    cand_outputs = [v.name for v in candidate.graph.outputs]
-    if ref_outputs != cand_outputs:
-        differences.append(f"the outputs differ: reference {ref_outputs}, candidate {cand_outputs}")
-    if differences:
-        more = f" (and {len(differences) - 1} more)" if len(differences) > 1 else ""
-        raise InvalidModelError(
-            "the models have different signatures, so they cannot be compared: "
-            f"{differences[0]}{more}"
-        )
-
-
-def _fed_inputs(model: ir.Model) -> dict[str, ir.Value]:
-    """The graph inputs a caller feeds (an initializer listed as an input has a default)."""
-    return {v.name: v for v in model.graph.inputs if v.name not in model.graph.initializers}
-
-
-def _type_text(value: ir.Value) -> str:
-    return str(value.type) if value.type is not None else "untyped"
-
-
-def check_verifiable(
-    model: ir.Model, dims: dict[str, int] | None = None, given: set[str] = frozenset()
-) -> None:
-    """Refuse to verify a model whose declared input shapes need more than
-    VERIFY_INPUT_LIMIT bytes of test inputs per trial (huge static dims); inputs in
-    `given` (--inputs) are not generated, and a symbolic dim counts as --dim gives it, or
-    as the largest size the verifier gives one."""
-    dims = dims or {}
-    total, largest = 0, None
-    for value in _fed_inputs(model).values():
-        if value.name in given or value.shape is None or value.dtype is None:
-            continue  # the verifier refuses these itself, or they are given
-        sizes = [
-            d if isinstance(d, int) else dims.get(d.value, _LARGEST_SYMBOLIC_SIZE)
-            for d in value.shape
-        ]
-        nbytes = math.prod(sizes) * value.dtype.itemsize
-        total += nbytes
-        if largest is None or nbytes > largest[1]:
-            largest = (value, nbytes)
-    if total > VERIFY_INPUT_LIMIT:
-        value, nbytes = largest
-        raise InvalidModelError(
-            f"input {value.name!r} is declared {value.dtype}{list(value.shape)}: {nbytes:.3g} "
-            f"bytes of test data per trial, over the verifier's {VERIFY_INPUT_LIMIT >> 30} "
-            "GiB; give its values with --inputs"
-        )
-
-
-def load_comparable(
-    reference: str | os.PathLike, candidate: str | os.PathLike, verification
-) -> tuple[ir.Model, ir.Model]:
-    """The two models of `maxlower verify`, loaded (once); refused (exit code 2) if a caller
-    cannot feed them alike (`check_comparable`) or their inputs are too large to generate
-    (`check_verifiable`). `verification` is the command's
-    `maxlower.verify.cli.Verification` (its --dim and --inputs count)."""
-    from maxlower.io import load_model
-
-    models = load_model(reference), load_model(candidate)
-    check_comparable(*models)
-    given: set[str] = set()
-    if verification.inputs is not None:
-        from maxlower.verify.inputs import npz_names
-
-        given = set(npz_names(verification.inputs))
-    check_verifiable(models[0], verification.dims, given)
-    return models
-
-
 __all__ = [
     "EXTERNAL_DATA_KEYS",
-    "VERIFY_INPUT_LIMIT",
-    "atomic_write_text",
-    "check_comparable",
     "check_function_calls",
     "check_model_data",
-    "check_verifiable",
-    "deferred_interrupts",
     "describe_invalid",
-    "load_comparable",
 ]

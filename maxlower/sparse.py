@@ -46,10 +46,11 @@ import dataclasses
 import onnx
 import onnx_ir as ir
 
-from maxlower.api import check_target_opset, deserialize
+from maxlower.errors import check_target_opset
 from maxlower.external import set_base_dirs
-from maxlower.inspect import family_nodes_of_graph_proto, in_graph_order
+from maxlower.family_nodes import family_nodes_of_graph_proto, in_graph_order
 from maxlower.replay import Template, signature_groups
+from maxlower.serde import deserialize
 from passes.builder import FAMILY, schema_version
 from passes.graph_utils import node_label, subgraphs
 from passes.names import proto_names

@@ -296,7 +296,7 @@ def subgraphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
     hold one are looked at: reading every attribute of 20,000 nodes costs a tenth of a
     second."""
     for node in graph.node:
-        if node.domain in ("", "ai.onnx") and not _holds_graphs(node.op_type):
+        if node.domain in ("", "ai.onnx") and not holds_graphs(node.op_type):
             continue
         for attribute in node.attribute:
             if attribute.type == onnx.AttributeProto.GRAPH:
@@ -306,7 +306,7 @@ def subgraphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
 
 
 @functools.cache
-def _holds_graphs(op_type: str) -> bool:
+def holds_graphs(op_type: str) -> bool:
     """Whether default-domain `op_type` has a graph attribute in some version (If, Loop,
     Scan, ...): looked up per op type met, not by reading every schema (40 ms)."""
     kinds = (onnx.defs.OpSchema.AttrType.GRAPH, onnx.defs.OpSchema.AttrType.GRAPHS)

@@ -82,7 +82,7 @@ class GoldenCase:
     def run(self) -> onnx.ModelProto:
         """The case's rewrite of its source: maxlower.lower or maxlower.convert."""
         import maxlower
-        from maxlower.lower import lower
+        from maxlower.api import lower
 
         if self.is_lowering:
             return lower(self.source_model(), self.profile())

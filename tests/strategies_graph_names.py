@@ -33,7 +33,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 import maxlower
-from maxlower.lower import lower
+from maxlower.api import lower
 from passes.errors import ConversionError
 from tests.strategies import LATEST, PROFILES, FuzzCase, accepted_types, fuzz_cases
 

@@ -21,8 +21,8 @@ import dataclasses
 import onnx
 from hypothesis import strategies as st
 
+from maxlower.options import MAX_TRIALS
 from maxlower.profiles.rules import OpRule
-from maxlower.verify.options import MAX_TRIALS
 
 LATEST = onnx.defs.onnx_opset_version()
 RULE_KEYS = [field.name for field in dataclasses.fields(OpRule)]

@@ -21,8 +21,8 @@ import onnx_ir as ir
 import pytest
 
 import maxlower
+from maxlower.api import lower
 from maxlower.io import deserialize
-from maxlower.lower import lower
 from maxlower.profiles import load_profiles
 from maxlower.runtime import bit_equal, onnxruntime_session
 from passes.errors import ConversionError

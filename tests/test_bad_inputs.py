@@ -25,9 +25,9 @@ from click.testing import CliRunner
 from onnx import TensorProto, helper, numpy_helper
 
 import maxlower
-from maxlower.api import InvalidModelError
 from maxlower.cli import cli
-from maxlower.io import load_model
+from maxlower.errors import InvalidModelError
+from maxlower.pipeline import load_model
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 LATEST = onnx.defs.onnx_opset_version()

@@ -16,7 +16,7 @@ from onnx import TensorProto, helper
 
 import maxlower
 from benchmarks.scale import function_dag
-from maxlower.api import InvalidModelError
+from maxlower.errors import InvalidModelError
 from maxlower.profiles import ProfileError, load_profile
 from maxlower.runtime import reference_evaluator
 from maxlower.verify.runner import RunTimedOut, run_budgeted

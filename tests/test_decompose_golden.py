@@ -9,7 +9,7 @@ import onnx
 import onnx_ir as ir
 import pytest
 
-from maxlower.lower import lower_with_report
+from maxlower.api import lower_with_report
 from maxlower.runtime import bit_equal, run_model
 from passes import ConversionError
 from passes.decompose import BY_NAME

@@ -25,7 +25,7 @@ from hypothesis import event, given, note, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
-from maxlower.lower import lower
+from maxlower.api import lower
 from maxlower.profiles import load_profile, shipped_profiles
 from maxlower.runtime import bit_equal
 from passes import ConversionError

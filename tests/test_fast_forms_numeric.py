@@ -209,7 +209,7 @@ def test_negated_forms_leave_integers_alone():
 def test_arg_max_over_a_dynamic_length_for_primitives(type_name, last):
     """ArgMax's comparison form over a run-time length, its ReduceMax the halving Loop: ties
     pick the first (or last) index, NaN the first NaN (onnx.reference)."""
-    from maxlower.lower import lower_with_report
+    from maxlower.api import lower_with_report
 
     dtype, np_type = TYPES[type_name]
     x = helper.make_tensor_value_info("x", dtype, [3, "N"])

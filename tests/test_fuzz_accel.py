@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 
 import maxlower
-from maxlower.lower import lower
+from maxlower.api import lower
 from maxlower.profiles import ProfileError, load_profiles, tomllib
 from maxlower.profiles.rules import parse_profile
 from passes.errors import ConversionError

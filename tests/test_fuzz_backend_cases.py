@@ -12,7 +12,7 @@ import onnx
 from hypothesis import given, note, settings
 
 import maxlower
-from maxlower.api import InvalidModelError
+from maxlower.errors import InvalidModelError
 from passes.errors import ConversionError
 from tests.strategies_backend import backend_cases, backend_conversions
 

@@ -41,10 +41,10 @@ from hypothesis import event, given, note, settings
 from hypothesis.control import current_build_context
 
 import maxlower
-from maxlower.api import deserialize
-from maxlower.lower import lower
+from maxlower.api import lower
 from maxlower.profiles import load_profile
 from maxlower.runtime import onnxruntime_session
+from maxlower.serde import deserialize
 from maxlower.verify.inputs import axes_inputs, generate_trials, input_specs
 from passes.builder import schema_version
 from passes.errors import ConversionError

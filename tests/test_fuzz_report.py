@@ -18,8 +18,8 @@ import onnx
 from hypothesis import HealthCheck, given, settings
 
 import maxlower
-from maxlower.api import InvalidModelError
-from maxlower.report import records, stages
+from maxlower.changes import records, stages
+from maxlower.errors import InvalidModelError
 from tests.strategies import FuzzCase, fuzz_cases
 
 EXAMPLES = int(os.environ.get("MAXLOWER_FUZZ_REPORT_EXAMPLES", "40"))
@@ -78,8 +78,8 @@ def test_every_successful_job_writes_a_page_that_draws_its_rewrites(tmp_path_fac
 def _sites(case: FuzzCase) -> list:
     """The sites of the job's stages, found as the page finds them, each checked."""
     from maxlower import pipeline
+    from maxlower.changes import all_value_names, sites
     from maxlower.profiles import load_profile
-    from maxlower.report.sites import all_value_names, sites
 
     model = onnx.ModelProto()
     model.CopyFrom(case.model)

@@ -25,9 +25,9 @@ import pytest
 from click.testing import CliRunner
 from onnx import TensorProto, helper, numpy_helper
 
-from maxlower.api import InvalidModelError
 from maxlower.cli import cli
-from maxlower.safety import atomic_write_text
+from maxlower.errors import InvalidModelError
+from maxlower.files import atomic_write_text
 
 WEIGHTS = 6  # external tensors of 64 KiB: the writer pauses after two of them
 SIZE = 16384

@@ -15,17 +15,12 @@ from onnx import TensorProto, helper, numpy_helper
 
 import maxlower
 from maxlower import pipeline
-from maxlower.api import InvalidModelError
 from maxlower.cli import cli
-from maxlower.io import (
-    Progress,
-    check_and_infer,
-    check_result,
-    load_model,
-    load_proto,
-    write_checked,
-)
+from maxlower.errors import InvalidModelError
+from maxlower.io import check_and_infer, check_result, write_checked
+from maxlower.pipeline import load_model, load_proto
 from maxlower.runtime import bit_equal, run_model
+from maxlower.ui import Progress
 from passes.graph_utils import (
     DATA_PROPAGATION_BUDGET,
     data_propagation_affordable,

@@ -13,13 +13,9 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from maxlower.inspect import in_graph_order
-from maxlower.io import (
-    check_and_infer,
-    check_result,
-    load_proto,
-)
-from maxlower.pipeline import _family_node_order, whole_graph
+from maxlower.family_nodes import in_graph_order
+from maxlower.io import check_and_infer, check_result
+from maxlower.pipeline import _family_node_order, load_proto, whole_graph
 from maxlower.sparse import ANCHOR_DOMAIN, convert_sparse
 from passes.version.to_opset import ConvertToOpsetPass
 from tests.conformance import family_cases

@@ -86,14 +86,14 @@ def test_import_maxlower_is_light_and_reaches_submodules():
         "assert 'onnx_ir' not in sys.modules and 'onnxruntime' not in sys.modules\n"
         "print(maxlower.api.convert_with_report.__name__,"
         " maxlower.profiles.load_profile.__name__)\n"
-        "import maxlower.lower\n"
-        "print(callable(maxlower.lower), maxlower.lower.__name__)\n"
+        "import maxlower.verify\n"  # the subpackage: light, and it does not rebind the name
         "print('onnxruntime' in sys.modules)\n"
+        "print(callable(maxlower.verify), maxlower.verify.__name__)\n"
     )
     result = run_python(code)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
         "convert_with_report load_profile",
-        "True lower",
         "False",
+        "True verify",
     ]

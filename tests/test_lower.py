@@ -12,7 +12,7 @@ import onnx_ir as ir
 import pytest
 
 import maxlower
-from maxlower.lower import convert_and_lower, lower, lower_with_report
+from maxlower.api import convert_and_lower, lower, lower_with_report
 from maxlower.profiles import ProfileError, load_profile
 from maxlower.runtime import bit_equal
 from passes import ConversionError

@@ -19,7 +19,7 @@ import onnx
 import pytest
 
 import maxlower
-from maxlower.lower import convert_and_lower, lower
+from maxlower.api import convert_and_lower, lower
 from maxlower.runtime import bit_equal, onnxruntime_session, run_model
 from passes.extremum import FAMILY_OPS
 from tests.conformance import both_families_cases

@@ -5,7 +5,7 @@ from __future__ import annotations
 import onnx
 import pytest
 
-from maxlower.lower import lower, lower_with_report
+from maxlower.api import lower, lower_with_report
 from maxlower.profiles import (
     PROFILE_DIR,
     ProfileError,
@@ -174,8 +174,8 @@ def test_opset_window_converts_into_it_first():
 
 
 def test_a_target_opset_outside_the_window_is_refused():
-    from maxlower.api import InvalidModelError
-    from maxlower.lower import convert_and_lower
+    from maxlower.api import convert_and_lower
+    from maxlower.errors import InvalidModelError
 
     model = onnx.parser.parse_model(
         model_text("(float[3] a, float[3] b) => (float[3] y)", "y = Max (a, b)", 13)

@@ -113,7 +113,7 @@ def test_prove_without_models_is_refused():
 def test_missing_solver_says_how_to_install(monkeypatch):
     import importlib.util
 
-    from maxlower.api import InvalidModelError
+    from maxlower.errors import InvalidModelError
     from maxlower.prove import require_solver
 
     real = importlib.util.find_spec

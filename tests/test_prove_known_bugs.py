@@ -25,7 +25,7 @@ import pytest
 from click.testing import CliRunner
 
 import maxlower
-from maxlower.lower import lower
+from maxlower.api import lower
 from passes.errors import ConversionError
 from tests.test_fuzz_pipeline import KNOWN_BUGS
 

@@ -21,7 +21,8 @@ from maxlower.cli import cli
 
 pytest.importorskip("z3", reason="the prover needs z3-solver: pip install -e '.[prove]'")
 
-from maxlower.prove import CounterexampleFound, ProofInconclusive, ProofOptions
+from maxlower.errors import CounterexampleFound, ProofInconclusive
+from maxlower.prove import ProofOptions
 from maxlower.prove.sites import (
     FULL_ELEMENTS,
     prove_models,
@@ -126,9 +127,8 @@ def test_constant_axes_stay_constants_and_a_large_max_only_site_proves_by_semila
 
 def test_site_models_keep_initializers_as_constants_and_type_free_inputs():
     from maxlower import pipeline
+    from maxlower.changes import scopes, sites, stages
     from maxlower.pipeline import Job
-    from maxlower.report import stages
-    from maxlower.report.sites import scopes, sites
 
     prepared = pipeline.prepare(_copy(REDUCE_CONST_AXES), "m.onnx")
     before = _copy(prepared)

@@ -18,12 +18,11 @@ from click.testing import CliRunner
 
 import maxlower
 from maxlower import pipeline
-from maxlower.api import InvalidModelError
+from maxlower.changes import Record, records, sites
 from maxlower.cli import cli
-from maxlower.io import load_proto
+from maxlower.errors import InvalidModelError
+from maxlower.pipeline import load_proto
 from maxlower.profiles import load_profile
-from maxlower.report import records
-from maxlower.report.sites import Record, sites
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 MODELS = ROOT / "examples" / "models"
@@ -250,7 +249,7 @@ def test_every_site_is_the_cone_that_computes_its_outputs(path, job):
 
 
 def _existing(model: onnx.ModelProto) -> set[str]:
-    from maxlower.report.sites import all_value_names
+    from maxlower.changes import all_value_names
 
     return all_value_names(model)
 

@@ -26,8 +26,8 @@ import pytest
 from click.testing import CliRunner
 
 import maxlower
+from maxlower.changes import records
 from maxlower.cli import cli
-from maxlower.report import records
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 NESTED = ROOT / "examples" / "models" / "nested_opset18.onnx"

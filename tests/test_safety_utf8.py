@@ -7,7 +7,7 @@ import pytest
 from onnx import helper
 
 from maxlower import safety
-from maxlower.api import InvalidModelError
+from maxlower.errors import InvalidModelError
 from maxlower.safety import _all_utf8, _not_utf8
 
 MARK = "QQQQ"

@@ -12,7 +12,7 @@ import onnx
 import pytest
 
 import maxlower
-from maxlower.api import InvalidModelError
+from maxlower.errors import InvalidModelError
 from maxlower.verify.compare import compare
 from maxlower.verify.inputs import (
     axes_inputs,

@@ -14,9 +14,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from maxlower.errors import ProfileError
 from maxlower.files import PROFILE_FILE_LIMIT, read_input
 from maxlower.profiles.combine import ProfileSet
-from maxlower.profiles.rules import MAX_DEPTH, OpRule, Profile, ProfileError, parse_profile
+from maxlower.profiles.rules import MAX_DEPTH, OpRule, Profile, parse_profile
 from passes.errors import concise
 
 if sys.version_info >= (3, 11):
@@ -90,7 +91,6 @@ def profile_path(profile: str | Path) -> Path:
 __all__ = [
     "OpRule",
     "Profile",
-    "ProfileError",
     "ProfileSet",
     "load_profile",
     "load_profiles",

@@ -29,7 +29,7 @@ class ProfileSet:
 
     @classmethod
     def of(cls, profiles: list[Profile]) -> ProfileSet:
-        from maxlower.profiles.rules import ProfileError
+        from maxlower.errors import ProfileError
 
         members: list[Profile] = []
         for profile in profiles:  # a profile given twice is asked once

@@ -25,7 +25,7 @@ from pathlib import Path
 import onnx
 import onnx_ir as ir
 
-from maxlower.api import InvalidModelError
+from maxlower.errors import ProfileError
 from maxlower.profiles.rules_accel import (
     ACCELERATOR_CHECKS,
     ACCELERATOR_KEYS,
@@ -61,11 +61,6 @@ KERNEL_SOURCES = ("onnxruntime-cpu",)
 # Levels of the deepest valid profile: the file, ops, [ops.Op], a key's list.
 MAX_DEPTH = 4
 NAME_BYTES = 255  # a profile's name becomes part of a file name (<stem>.<name>.onnx)
-
-
-class ProfileError(InvalidModelError):
-    """A profile that does not exist, cannot be read or does not follow the schema (bad
-    input, like an unusable model: exit code 2 on the command line)."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -15,6 +15,8 @@ import dataclasses
 import importlib.util
 from typing import Any
 
+from maxlower.errors import InvalidModelError
+
 INSTALL_HINT = (
     'the prover needs the z3-solver package: pip install "maxlower[prove]" '
     "(or pip install z3-solver)"
@@ -39,8 +41,7 @@ class ProofOptions:
         """The library's `prove=` argument: False/None (no proof), True (the defaults), a
         ProofOptions, or a dict of its fields; numbers checked as the command line checks
         them (InvalidModelError, one line)."""
-        from maxlower.api import InvalidModelError
-        from maxlower.verify.options import check_number
+        from maxlower.options import check_number
 
         if value is None or value is False:
             return None
@@ -67,36 +68,9 @@ class ProofOptions:
 ProveLike = bool | ProofOptions | dict[str, float] | None
 
 
-class ProofFailed(Exception):
-    """`prove=` on convert / lower / run_job (and `--prove`): the rewrite sites of the run
-    were not all proved; `report` is the maxlower.prove.sites.SitesReport. One line."""
-
-    exit_code = 1
-
-    def __init__(self, message: str, report: Any = None) -> None:
-        super().__init__(message)
-        self.report = report
-
-
-class CounterexampleFound(ProofFailed):
-    """A site's replacement differs from its node on some input (exit code 1); the
-    report's `counterexample` holds those inputs, replayed in onnx.reference."""
-
-    exit_code = 1
-
-
-class ProofInconclusive(ProofFailed):
-    """Some site could not be proved: an op or size outside the prover's fragment, or the
-    solver timed out (exit code 5); the message names the node, op and size."""
-
-    exit_code = 5
-
-
 def require_solver() -> None:
     """InvalidModelError (exit 2, one line) naming the install command when z3 is missing."""
     if importlib.util.find_spec("z3") is None:
-        from maxlower.api import InvalidModelError
-
         raise InvalidModelError(INSTALL_HINT)
 
 
@@ -110,9 +84,6 @@ def prove(*args: Any, **kwargs: Any) -> Any:
 
 __all__ = [
     "INSTALL_HINT",
-    "CounterexampleFound",
-    "ProofFailed",
-    "ProofInconclusive",
     "ProofOptions",
     "ProveLike",
     "prove",

@@ -231,7 +231,7 @@ def _invalid_candidate(reference, candidate) -> str | None:
     the reference is valid and the candidate is not; None when the candidate is valid. An
     invalid candidate cannot run where the reference runs, so it is refuted, never proved
     (exit 1); if the reference is invalid too there is nothing to compare (exit 2)."""
-    from maxlower.api import InvalidModelError
+    from maxlower.errors import InvalidModelError
 
     problem = _check(candidate)
     if problem is None:
@@ -246,7 +246,7 @@ def _invalid_candidate(reference, candidate) -> str | None:
 def _check(model: onnx.ModelProto) -> str | None:
     """The full check's one-line message (as `maxlower` words it for an input), or None.
     onnx's own check: the models prove takes are small, and it runs on every proof."""
-    from maxlower.io import _CHECK_ERRORS
+    from maxlower.errors import CHECKER_ERRORS as _CHECK_ERRORS
     from maxlower.safety import describe_invalid
 
     try:
@@ -403,7 +403,7 @@ class InputSig:
 
 def _signature(reference: onnx.ModelProto, candidate: onnx.ModelProto) -> list[InputSig]:
     """The reference's inputs (those without a constant), checked against the candidate's."""
-    from maxlower.api import InvalidModelError
+    from maxlower.errors import InvalidModelError
 
     def sig(model, defaults_kept=frozenset()):
         initialized = {i.name for i in model.graph.initializer}

@@ -221,7 +221,7 @@ def _version(op: str, opset: int) -> int:
 # --- applying a rule through the real code path ----------------------------------------
 def apply_decomposition_to(instance: Instance, decomposition) -> onnx.ModelProto | None:
     """The instance rewritten by `decomposition` (None: it does not apply)."""
-    from maxlower.api import deserialize, serialize
+    from maxlower.serde import deserialize, serialize
     from passes.legalize import apply_decomposition
 
     model = deserialize(instance.model)

@@ -32,7 +32,10 @@ from collections.abc import Iterable
 import numpy as np
 import onnx
 
-from maxlower.prove import CounterexampleFound, ProofFailed, ProofInconclusive, ProofOptions
+from maxlower.changes import RELABELLED as RELABELLED_KIND
+from maxlower.changes import Record, Scope, Site, node_label, scopes, sites
+from maxlower.errors import CounterexampleFound, ProofFailed, ProofInconclusive
+from maxlower.prove import ProofOptions
 from maxlower.prove.core import (
     COUNTEREXAMPLE,
     INCONCLUSIVE,
@@ -45,8 +48,6 @@ from maxlower.prove.core import (
     prove,
 )
 from maxlower.prove.semilattice import semilattice_equal, semilattice_witness
-from maxlower.report.sites import RELABELLED as RELABELLED_KIND
-from maxlower.report.sites import Record, Scope, Site, node_label, scopes, sites
 from passes.graph_utils import graph_protos
 
 # What the full SMT proof takes on, measured on this machine (tests/test_prove_sites.py
@@ -303,7 +304,7 @@ def prove_run(before: onnx.ModelProto, outcome, job, options: ProofOptions) -> S
     """Prove the sites of one pipeline run: `before` (the model `pipeline.prepare` gave,
     copied before `run` changed it) went through `job` into `outcome`. The command line's
     `--prove` and the library's `prove=` both call this."""
-    from maxlower.report import stages
+    from maxlower.changes import stages
 
     return prove_stages(stages(before, outcome, job), options)
 
@@ -656,7 +657,7 @@ def _default_opset(model: onnx.ModelProto) -> int | None:
 
 def _same_interface(reference: onnx.ModelProto, candidate: onnx.ModelProto) -> None:
     """The models must read the same inputs and give the same outputs, by name."""
-    from maxlower.api import InvalidModelError
+    from maxlower.errors import InvalidModelError
 
     for what in ("input", "output"):
         a = [v.name for v in getattr(reference.graph, what)]

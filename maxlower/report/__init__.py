@@ -20,30 +20,11 @@ from typing import TYPE_CHECKING
 import onnx
 import onnx_ir as ir
 
-from maxlower.report.page import Facts, Stage, render
-from maxlower.report.sites import Record
+from maxlower.changes import Record, Stage, stages
+from maxlower.report.page import Facts, render
 
 if TYPE_CHECKING:
-    from maxlower.pipeline import Job, Outcome, Report
-
-_LOWERED = "lowered"
-
-
-def records(report: Report) -> list[Record]:
-    """Every entry of the pipeline's report, with its kind, in the report's order."""
-    found = []
-    for kind, entries in report.kinds().items():
-        for entry in entries:
-            if kind == _LOWERED:
-                step = f"profile {report.profile!r}"
-                steps = " → ".join(entry.steps)
-                message = f"{entry.rejection}: {steps}, {entry.nodes_after} nodes"
-            else:
-                to = entry.to_version
-                step = f"{entry.from_version}→{to if to is not None else '-'}"
-                message = getattr(entry, "what", None) or getattr(entry, "how", None) or kind
-            found.append(Record(entry.where, entry.node, entry.op_type, kind, step, message))
-    return found
+    from maxlower.pipeline import Job, Outcome
 
 
 def job_text(job: Job) -> str:
@@ -55,20 +36,6 @@ def job_text(job: Job) -> str:
     if job.expand_functions:
         parts.append("expanding functions")
     return ", then ".join(parts[:2]) + (f" ({parts[2]})" if len(parts) > 2 else "")
-
-
-def stages(before: onnx.ModelProto, outcome: Outcome, job: Job) -> list[Stage]:
-    """The stages of `job` (conversion, lowering, or both), each with the model it started
-    from, the model it gave, and its entries of the pipeline's report."""
-    found = records(outcome.report)
-    converted = outcome.converted
-    if job.opset is not None and job.profile is not None and converted is not None:
-        return [
-            Stage("conversion", before, converted, [r for r in found if r.kind != _LOWERED]),
-            Stage("lowering", converted, outcome.proto, [r for r in found if r.kind == _LOWERED]),
-        ]
-    name = "conversion" if job.opset is not None else "lowering"
-    return [Stage(name, before, outcome.proto, found)]
 
 
 def job_report(
@@ -122,7 +89,7 @@ def prove_report(
 def _typed(model: onnx.ModelProto | ir.Model) -> onnx.ModelProto:
     """The model as a protobuf, with the value types shape inference gives where it can
     (the drawings show them; a model it fails on is drawn with the types it declares)."""
-    from maxlower.api import serialize
+    from maxlower.serde import serialize
 
     proto = serialize(model) if isinstance(model, ir.Model) else model
     try:

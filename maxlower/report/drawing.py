@@ -18,8 +18,8 @@ from html import escape
 
 import onnx
 
+from maxlower.changes import node_label
 from maxlower.report.layout import layout
-from maxlower.report.sites import node_label
 
 COLLAPSE_AT = 30  # nodes of a replacement drawn one by one; more become a group
 CHAR = 7.3  # width of a character of the 12px monospace font, with a little to spare

@@ -9,27 +9,14 @@ import json
 from collections.abc import Iterable
 from html import escape
 
-import onnx
-
+from maxlower.changes import Record, Site, Stage, op_counts, producers_of, scopes, sites
 from maxlower.report.drawing import PALETTE, Half, collapses, operations, site_svg
-from maxlower.report.sites import Record, Site, op_counts, producers_of, scopes, sites
 
 TABLE_ROWS = 2000  # rows of the version table shown at once (the filter reaches them all)
 # Rewrite sites drawn, at most: 20,000 rewritten nodes would make 80 MB of drawings and
 # minutes of layout; past this the table still lists every one (the first drawn are the
 # first in graph order, and a drawing that holds the first diverging node is always drawn).
 MAX_DRAWINGS = 500
-
-
-@dataclasses.dataclass
-class Stage:
-    """One stage of a job (conversion, lowering): the model before and after, and what
-    the pipeline's report says it changed."""
-
-    name: str
-    before: onnx.ModelProto
-    after: onnx.ModelProto
-    records: list[Record]
 
 
 @dataclasses.dataclass

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from maxlower.verify.report import VerifyReport
 
 if TYPE_CHECKING:  # at run time, on first use (below)
-    from maxlower.verify.core import verify as verify
+    from maxlower.verify.core import verify
 
 
 def __getattr__(name: str) -> Any:

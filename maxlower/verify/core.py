@@ -24,13 +24,14 @@ import numpy as np
 import onnx
 import onnx_ir as ir
 
-from maxlower.api import InvalidModelError, deserialize, serialize
+from maxlower.errors import InvalidModelError
 from maxlower.external import external_protos, inlined, ir_external_tensors, ir_read_all_in
-from maxlower.io import load_model
-from maxlower.safety import check_verifiable
+from maxlower.options import DEFAULT_TIMEOUT, check_options
+from maxlower.pipeline import load_model
+from maxlower.serde import deserialize, serialize
 from maxlower.verify.compare import Comparison, compare, equal_elements, is_float
 from maxlower.verify.inputs import Trial, axes_inputs, generate_trials, input_specs, load_npz
-from maxlower.verify.options import DEFAULT_TIMEOUT, check_options
+from maxlower.verify.models import check_verifiable
 from maxlower.verify.report import (
     DIFFERENT,
     EQUIVALENT,

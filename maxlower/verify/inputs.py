@@ -45,7 +45,7 @@ import numpy as np
 import onnx
 import onnx_ir as ir
 
-from maxlower.api import InvalidModelError
+from maxlower.errors import InvalidModelError
 from maxlower.files import INPUTS_FILE_LIMIT, open_input
 from passes.errors import concise
 from passes.extremum import FAMILIES

@@ -28,8 +28,8 @@ import onnx
 import onnxruntime as ort
 from onnx_ir.passes.common import InlinePass
 
-from maxlower.api import deserialize, serialize
 from maxlower.runtime import onnxruntime_session, reference_evaluator
+from maxlower.serde import deserialize, serialize
 from passes.errors import concise
 
 ONNXRUNTIME, REFERENCE = "onnxruntime", "onnx.reference"

@@ -1,4 +1,4 @@
-"""`maxlower prove`: the command (registered on the main group by maxlower.cli).
+"""`maxlower prove`: the command, and the --prove options of convert and lower.
 
     maxlower prove REFERENCE CANDIDATE [--dim NAME=N ...] [--max-dim N] [--timeout S]
                    [--json F] [--counterexample F] [--signed-zeros] [--strict]
@@ -7,8 +7,7 @@
 
 Exit codes: 0 proved, 1 counterexample (its inputs written as .npz and replayed in
 onnx.reference), 2 bad invocation or input, 4 internal error, 5 inconclusive (an op or
-size outside the fragment, or the solver timed out: the message names it).
-"""
+size outside the fragment, or the solver timed out: the message names it)."""
 
 from __future__ import annotations
 
@@ -17,16 +16,28 @@ import json
 import pathlib
 import sys
 import time
+from typing import TYPE_CHECKING
 
 import click
 import numpy as np
 
-from maxlower.api import InvalidModelError
+from maxlower.cli.main import (
+    DEBUG_OPTION,
+    EXIT_DIFFERENT,
+    EXIT_INCONCLUSIVE,
+    EXIT_OK,
+    cli,
+    errors_to_exit_codes,
+)
+from maxlower.errors import InvalidModelError
 from maxlower.files import Outputs
-from maxlower.io import echo
-from maxlower.verify.options import Number, check_number
+from maxlower.options import Number, check_number
+from maxlower.pipeline import load_proto
+from maxlower.ui import echo
 
-EXIT_PROVED, EXIT_COUNTEREXAMPLE, EXIT_INCONCLUSIVE = 0, 1, 5
+if TYPE_CHECKING:
+    pass
+
 
 PROVE_EXIT_CODES_HELP = """\b
 Exit codes:
@@ -111,10 +122,9 @@ def proof_options(function):
     return wrapper
 
 
-def prove_command(cli: click.Group, errors_to_exit_codes, debug_option) -> None:
-    @cli.command(
-        "prove",
-        help=f"""Prove that CANDIDATE computes what REFERENCE computes, for all inputs.
+@cli.command(
+    "prove",
+    help=f"""Prove that CANDIDATE computes what REFERENCE computes, for all inputs.
 
 Translation validation with an SMT solver (z3): both models are run by a
 symbolic interpreter of ONNX (IEEE floating point terms for float16,
@@ -152,100 +162,100 @@ Examples:
   maxlower prove --rules --max-dim 4
 
 {PROVE_EXIT_CODES_HELP}""",
-        short_help="Prove two models equal for all inputs (SMT, bounded shapes).",
-    )
-    @click.argument("reference", required=False, type=click.Path(path_type=pathlib.Path))
-    @click.argument("candidate", required=False, type=click.Path(path_type=pathlib.Path))
-    @click.option("--rules", is_flag=True, help="Prove every registered rewrite rule.")
-    @click.option(
-        "--dim",
-        "dims",
-        multiple=True,
-        callback=_parse_dims,
-        metavar="NAME=SIZE",
-        help="Fix a symbolic dim's size. Repeatable.",
-    )
-    @click.option(
-        "--max-dim",
-        type=Number("--max-dim"),
-        default=None,
-        help="Sizes of the other symbolic dims: 0..N (default 4); with --rules, n = 1..N.",
-    )
-    @click.option(
-        "--timeout",
-        type=Number("--timeout"),
-        default=None,
-        help="Seconds for the whole proof (default 60; with --rules, per instance, 20).",
-    )
-    @click.option("--signed-zeros", is_flag=True, help="Count -0.0 and +0.0 as different.")
-    @click.option(
-        "--strict",
-        is_flag=True,
-        help="A NaN reaching ReduceMax/ArgMax gives an unspecified result, as ONNX leaves it "
-        "(default: onnx.reference's NaN).",
-    )
-    @click.option(
-        "--counterexample",
-        "counterexample_path",
-        type=click.Path(path_type=pathlib.Path),
-        default=None,
-        help="Where a counterexample's inputs go (default CANDIDATE.counterexample.npz).",
-    )
-    @click.option(
-        "--json", "json_path", type=click.Path(path_type=pathlib.Path), help="Write the report."
-    )
-    @click.option(
-        "--report",
-        "report_path",
-        type=click.Path(path_type=pathlib.Path),
-        default=None,
-        metavar="FILE.html",
-        help="Also write the verdict as a page (as `verify --report`): a proof by regions "
-        "draws each region with its status.",
-    )
-    @debug_option
-    def prove(
-        reference,
-        candidate,
-        rules,
-        dims,
-        max_dim,
-        timeout,
-        signed_zeros,
-        strict,
-        counterexample_path,
-        json_path,
-        report_path,
-        debug,
-    ) -> None:
-        with errors_to_exit_codes(debug):
-            from maxlower.prove import require_solver
+    short_help="Prove two models equal for all inputs (SMT, bounded shapes).",
+)
+@click.argument("reference", required=False, type=click.Path(path_type=pathlib.Path))
+@click.argument("candidate", required=False, type=click.Path(path_type=pathlib.Path))
+@click.option("--rules", is_flag=True, help="Prove every registered rewrite rule.")
+@click.option(
+    "--dim",
+    "dims",
+    multiple=True,
+    callback=_parse_dims,
+    metavar="NAME=SIZE",
+    help="Fix a symbolic dim's size. Repeatable.",
+)
+@click.option(
+    "--max-dim",
+    type=Number("--max-dim"),
+    default=None,
+    help="Sizes of the other symbolic dims: 0..N (default 4); with --rules, n = 1..N.",
+)
+@click.option(
+    "--timeout",
+    type=Number("--timeout"),
+    default=None,
+    help="Seconds for the whole proof (default 60; with --rules, per instance, 20).",
+)
+@click.option("--signed-zeros", is_flag=True, help="Count -0.0 and +0.0 as different.")
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="A NaN reaching ReduceMax/ArgMax gives an unspecified result, as ONNX leaves it "
+    "(default: onnx.reference's NaN).",
+)
+@click.option(
+    "--counterexample",
+    "counterexample_path",
+    type=click.Path(path_type=pathlib.Path),
+    default=None,
+    help="Where a counterexample's inputs go (default CANDIDATE.counterexample.npz).",
+)
+@click.option(
+    "--json", "json_path", type=click.Path(path_type=pathlib.Path), help="Write the report."
+)
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(path_type=pathlib.Path),
+    default=None,
+    metavar="FILE.html",
+    help="Also write the verdict as a page (as `verify --report`): a proof by regions "
+    "draws each region with its status.",
+)
+@DEBUG_OPTION
+def prove(
+    reference,
+    candidate,
+    rules,
+    dims,
+    max_dim,
+    timeout,
+    signed_zeros,
+    strict,
+    counterexample_path,
+    json_path,
+    report_path,
+    debug,
+) -> None:
+    with errors_to_exit_codes(debug):
+        from maxlower.prove import require_solver
 
-            if rules and (reference is not None or candidate is not None or dims or report_path):
-                raise InvalidModelError(
-                    "--rules proves the shipped rules and takes no models, --dim or "
-                    "--report; drop them, or drop --rules"
-                )
-            if not rules and (reference is None or candidate is None):
-                raise InvalidModelError(
-                    "prove needs REFERENCE and CANDIDATE (or --rules); see 'maxlower prove --help'"
-                )
-            require_solver()
-            if rules:
-                sys.exit(_rules(max_dim, timeout, signed_zeros, json_path))
-            sys.exit(
-                _models(
-                    reference,
-                    candidate,
-                    dims,
-                    max_dim,
-                    timeout,
-                    (signed_zeros, strict),
-                    counterexample_path,
-                    json_path,
-                    report_path,
-                )
+        if rules and (reference is not None or candidate is not None or dims or report_path):
+            raise InvalidModelError(
+                "--rules proves the shipped rules and takes no models, --dim or "
+                "--report; drop them, or drop --rules"
             )
+        if not rules and (reference is None or candidate is None):
+            raise InvalidModelError(
+                "prove needs REFERENCE and CANDIDATE (or --rules); see 'maxlower prove --help'"
+            )
+        require_solver()
+        if rules:
+            sys.exit(_rules(max_dim, timeout, signed_zeros, json_path))
+        sys.exit(
+            _models(
+                reference,
+                candidate,
+                dims,
+                max_dim,
+                timeout,
+                (signed_zeros, strict),
+                counterexample_path,
+                json_path,
+                report_path,
+            )
+        )
 
 
 def _models(reference, candidate, dims, max_dim, timeout, flags, cex_path, json_path, report_path):
@@ -292,8 +302,8 @@ def _models(reference, candidate, dims, max_dim, timeout, flags, cex_path, json_
             outputs.stage_text(report_path, prove_report(label, *models, seconds, report))
         outputs.commit()
     if report.status == PROVED:
-        return EXIT_PROVED
-    return EXIT_COUNTEREXAMPLE if report.status == COUNTEREXAMPLE else EXIT_INCONCLUSIVE
+        return EXIT_OK
+    return EXIT_DIFFERENT if report.status == COUNTEREXAMPLE else EXIT_INCONCLUSIVE
 
 
 def _read(path: pathlib.Path, *, candidate: bool):
@@ -302,7 +312,8 @@ def _read(path: pathlib.Path, *, candidate: bool):
     shape inference adds or drops. A candidate that fails only the full check is read
     all the same, for prove to refute: an invalid candidate of a valid reference is a
     refutation (exit 1), as in maxlower.prove.prove, not a bad input."""
-    from maxlower.io import _CHECK_ERRORS, load_proto, read_model_proto
+    from maxlower.errors import CHECKER_ERRORS as _CHECK_ERRORS
+    from maxlower.io import read_model_proto
     from maxlower.pipeline import normalise_opset_imports
 
     try:
@@ -338,5 +349,5 @@ def _rules(max_dim, timeout, signed_zeros, json_path) -> int:
             outputs.stage_text(json_path, json.dumps(data, indent=2) + "\n")
         outputs.commit()
     if any(r.result == COUNTEREXAMPLE for r in rows):
-        return EXIT_COUNTEREXAMPLE
-    return EXIT_PROVED if proved == len(rows) else EXIT_INCONCLUSIVE
+        return EXIT_DIFFERENT
+    return EXIT_OK if proved == len(rows) else EXIT_INCONCLUSIVE

@@ -22,7 +22,7 @@ import numbers
 
 import click
 
-from maxlower.api import InvalidModelError
+from maxlower.errors import InvalidModelError
 
 DEFAULT_TIMEOUT = 10.0
 MAX_TRIALS = 100_000

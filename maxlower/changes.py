@@ -1,4 +1,13 @@
-"""Rewrite sites, found by comparing the model before and after a stage of the pipeline.
+"""What a run changed: its stages, the pipeline's records of them, and the rewrite sites
+found by comparing the model before and after each stage.
+
+    stages(before, outcome, job)   the stages of a run (conversion, lowering), each with
+                                   its model before and after and its records
+    sites(before, after, records)  the rewrite sites of one stage
+    scopes(model)                  every graph of a model, as the sites read it
+
+The prover (maxlower.prove.sites) proves these sites, and the report (maxlower.report)
+draws them: both read the one record here, and neither imports the other.
 
 The passes already say which node they changed and why (`Rewrite`, `OtherOpConversion`,
 `Lowering`: where, node, message). What a site looked like is read from the two protobufs
@@ -17,8 +26,12 @@ from __future__ import annotations
 import collections
 import dataclasses
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 import onnx
+
+if TYPE_CHECKING:
+    from maxlower.pipeline import Job, Outcome, Report
 
 RELABELLED = "relabelled"  # (passes.version.other_ops.RELABELLED: a version change only)
 
@@ -82,6 +95,51 @@ class Site:
     inputs: list[str]  # the values both drawings start from, in the node's order
     outputs: list[str]  # the node's outputs (those still computed after)
     new_constants: list[str]  # initializers the rewrite added, read by the after nodes
+
+
+@dataclasses.dataclass
+class Stage:
+    """One stage of a job (conversion, lowering): the model before and after, and what
+    the pipeline's report says it changed."""
+
+    name: str
+    before: onnx.ModelProto
+    after: onnx.ModelProto
+    records: list[Record]
+
+
+_LOWERED = "lowered"
+
+
+def records(report: Report) -> list[Record]:
+    """Every entry of the pipeline's report, with its kind, in the report's order."""
+    found = []
+    for kind, entries in report.kinds().items():
+        for entry in entries:
+            if kind == _LOWERED:
+                step = f"profile {report.profile!r}"
+                steps = " → ".join(entry.steps)
+                message = f"{entry.rejection}: {steps}, {entry.nodes_after} nodes"
+            else:
+                to = entry.to_version
+                step = f"{entry.from_version}→{to if to is not None else '-'}"
+                message = getattr(entry, "what", None) or getattr(entry, "how", None) or kind
+            found.append(Record(entry.where, entry.node, entry.op_type, kind, step, message))
+    return found
+
+
+def stages(before: onnx.ModelProto, outcome: Outcome, job: Job) -> list[Stage]:
+    """The stages of `job` (conversion, lowering, or both), each with the model it started
+    from, the model it gave, and its entries of the pipeline's report."""
+    found = records(outcome.report)
+    converted = outcome.converted
+    if job.opset is not None and job.profile is not None and converted is not None:
+        return [
+            Stage("conversion", before, converted, [r for r in found if r.kind != _LOWERED]),
+            Stage("lowering", converted, outcome.proto, [r for r in found if r.kind == _LOWERED]),
+        ]
+    name = "conversion" if job.opset is not None else "lowering"
+    return [Stage(name, before, outcome.proto, found)]
 
 
 def node_label(node: onnx.NodeProto) -> str:

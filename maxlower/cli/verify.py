@@ -1,4 +1,4 @@
-"""Command-line pieces of the verifier, shared by `maxlower verify` and every command that
+"""`maxlower verify`, and the verifier's command-line pieces, shared by every command that
 rewrites a model (`convert --verify`, and `lower --verify` the same way):
 
     @verification_options            # --seed --trials --inputs --range --dim --rtol --atol
@@ -9,8 +9,7 @@ rewrites a model (`convert --verify`, and `lower --verify` the same way):
             save(...)
         verification.finish()                      # exit 1 (difference) / 2 (inconclusive)
 
-`maxlower verify A B` uses `verification.run(A, B)` and exits with `exit_code(report)`.
-"""
+`maxlower verify A B` uses `verification.run(A, B)` and exits with `exit_code(report)`."""
 
 from __future__ import annotations
 
@@ -18,16 +17,33 @@ import dataclasses
 import functools
 import pathlib
 import sys
+import time
+from typing import TYPE_CHECKING
 
 import click
 import onnx
 
-from maxlower.api import InvalidModelError
-from maxlower.io import echo
-from maxlower.verify.options import DEFAULT_TIMEOUT, OPTIONS, Number, check_number, check_range
+from maxlower.cli.main import (
+    DEBUG_OPTION,
+    EXIT_DIFFERENT,
+    EXIT_INVALID,
+    EXIT_OK,
+    READ_INPUTS,
+    REPORT_OPTION,
+    cli,
+    errors_to_exit_codes,
+)
+from maxlower.errors import InvalidModelError
+from maxlower.files import Outputs
+from maxlower.io import external_data_files
+from maxlower.options import DEFAULT_TIMEOUT, OPTIONS, Number, check_number, check_range
+from maxlower.ui import echo
+from maxlower.verify.models import load_comparable
 from maxlower.verify.report import DIFFERENT, EQUIVALENT, VerifyReport
 
-EXIT_EQUIVALENT, EXIT_DIFFERENT, EXIT_INVALID = 0, 1, 2
+if TYPE_CHECKING:
+    pass
+
 
 VERIFY_EXIT_CODES_HELP = """\b
 Exit codes:
@@ -43,7 +59,7 @@ Exit codes:
 
 def exit_code(report: VerifyReport) -> int:
     if report.status == EQUIVALENT:
-        return EXIT_EQUIVALENT
+        return EXIT_OK
     return EXIT_DIFFERENT if report.status == DIFFERENT else EXIT_INVALID
 
 
@@ -304,3 +320,67 @@ def verification_options(command=None, *, gate: bool = False):
         return wrapper
 
     return decorate(command) if command is not None else decorate
+
+
+@cli.command(
+    help=f"""Check that the model CANDIDATE computes what REFERENCE computes.
+
+Runs both models on the same seeded inputs, trial after trial, in onnxruntime
+(CPU, graph optimisations off; onnx.reference where onnxruntime cannot run a model)
+and compares every output exactly: integers and bools identical, floats
+identical bit for bit except that NaN equals NaN and -0.0 equals +0.0. Shape and dtype
+differences always fail.
+
+Trials cover every input type, sizes 1 and 0 for symbolic dims, ties, NaN,
+±inf, ±0, the dtype's extremes and values around 2^24 and 2^53; inputs that
+feed ReduceMax's (ReduceMin's) axes get every valid axes list. Differences that only
+come from NaN reaching ReduceMax/ArgMax/ReduceMin/ArgMin (unspecified by ONNX) are
+reported, and fail only
+with --strict. On a difference the report names, per output, the mismatching
+elements, the largest difference, the first mismatch with both values, its trial
+and seed, and the first diverging node.
+
+\b
+Examples:
+  maxlower verify model.onnx model.opset13.onnx
+  maxlower verify a.onnx b.onnx --dim batch=4 --range ids=0:1000 --json report.json
+
+{VERIFY_EXIT_CODES_HELP}""",
+    short_help="Check that two models compute the same outputs.",
+)
+@click.argument("reference", type=click.Path(path_type=pathlib.Path))
+@click.argument("candidate", type=click.Path(path_type=pathlib.Path))
+@verification_options
+@REPORT_OPTION
+@DEBUG_OPTION
+def verify(
+    reference: pathlib.Path,
+    candidate: pathlib.Path,
+    verification: Verification,
+    debug: bool,
+    report_path: pathlib.Path | None,
+) -> None:
+    started = time.perf_counter()
+    reads = {
+        "the reference model": reference,
+        "the candidate model": candidate,
+        READ_INPUTS: verification.inputs,
+    }
+    with errors_to_exit_codes(debug), Outputs(reads) as outputs:
+        if verification.json_path is not None:
+            outputs.declare(verification.json_path, "--json")
+        if report_path is not None:
+            outputs.declare(report_path, "--report")
+        models = load_comparable(reference, candidate, verification)
+        for path in external_data_files(*models):
+            outputs.read(path, "the models' external data")
+        report = verification.run(*models, outputs=outputs)
+        echo(f"{reference} vs {candidate}: {report.summary()}")
+        if report_path is not None:
+            from maxlower.report import verify_report
+
+            label = f"{reference} vs {candidate}"
+            seconds = time.perf_counter() - started
+            outputs.stage_text(report_path, verify_report(label, *models, seconds, report))
+        outputs.commit()
+    sys.exit(exit_code(report))

@@ -1,0 +1,141 @@
+"""`maxlower check` (a pre-flight report for a target) and `maxlower profiles`."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import sys
+from typing import TYPE_CHECKING
+
+import click
+
+from maxlower import pipeline
+from maxlower.cli.main import (
+    DEBUG_OPTION,
+    PROFILES_OPTION,
+    QUIET_OPTION,
+    READ_IN,
+    cli,
+    errors_to_exit_codes,
+    no_cyclic_gc,
+    opset_text,
+    profile_reads,
+)
+from maxlower.errors import check_target_opset
+from maxlower.files import Outputs
+from maxlower.pipeline import Job, load_proto
+from maxlower.profiles import load_profiles, shipped_profiles
+from maxlower.ui import echo
+
+if TYPE_CHECKING:
+    pass
+
+
+@cli.command(
+    help="""List the backend profiles that ship with maxlower, one line each.
+
+Pass a name to `maxlower lower --profile NAME` or `maxlower convert --profile NAME`,
+or write your own profile file and pass its path (schema: README.md, "Lowering and
+profiles"). Each shipped file is in maxlower/profiles/ and cites its sources.""",
+    short_help="List the backend profiles.",
+)
+@click.option("--paths", is_flag=True, help="Also print where each profile file is.")
+@DEBUG_OPTION
+def profiles(paths: bool, debug: bool) -> None:
+    with errors_to_exit_codes(debug):
+        shipped = shipped_profiles()
+        width = max(len(name) for name in shipped)
+        for name, profile in shipped.items():
+            where = f"  ({profile.path})" if paths else ""
+            window = f" [opsets {profile.opsets[0]}-{profile.opsets[1]}]" if profile.opsets else ""
+            echo(f"{name:<{width}}  {profile.description}{window}{where}")
+            if profile.target:
+                echo(f"{'':<{width}}    target: {profile.target}")
+
+
+@cli.command(
+    help="""Say, before deploying, what the target P would reject in IN and what
+`maxlower lower` would do about it. Nothing is written.
+
+For every node P rejects (main graph, subgraphs, functions) it prints the rule and
+the source the profile cites for it, then the exact form `lower` would choose: the
+decompositions, the node count and the planner's cost estimate (1 is an Add over the
+node's input). Nodes that no exact form can fix are listed with the reason and what
+would make them possible. A profile with an opset window, or --opset N, converts first,
+and the report says so. Repeat --profile for what several targets all accept.
+maxlower.check() in Python runs the same pipeline and gives the same report.
+
+\b
+Examples:
+  maxlower check model.onnx --profile qnn-htp
+  maxlower check model.onnx --profile rknn --profile onnxruntime --json plan.json
+  maxlower check model.onnx --profile coreml --opset 13 --strict
+
+\b
+Exit codes:
+  0  P accepts IN as it is, or `lower` would make it acceptable exactly
+  1  with --strict: `lower` would change something
+  2  bad invocation, unreadable input or profile
+  3  some node has no exact form that P accepts (each is listed)
+  4  internal error in maxlower (a bug)""",
+    short_help="Pre-flight: what a target rejects, and what lower would do.",
+)
+@click.argument("input_path", metavar="IN", type=click.Path(path_type=pathlib.Path))
+@PROFILES_OPTION
+@click.option(
+    "--opset",
+    "-t",
+    "opset",
+    type=int,
+    default=None,
+    metavar="N",
+    help="Check the model as converted to opset N (default: its own, or the profile's window).",
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(path_type=pathlib.Path),
+    default=None,
+    metavar="F",
+    help="Also write the report as JSON to F.",
+)
+@click.option("--strict", is_flag=True, help="Exit 1 when `lower` would change anything.")
+@QUIET_OPTION
+@DEBUG_OPTION
+def check(
+    input_path: pathlib.Path,
+    profile_names: tuple[str, ...],
+    opset: int | None,
+    json_path: pathlib.Path | None,
+    strict: bool,
+    quiet: bool,
+    debug: bool,
+) -> None:
+    from maxlower.check import CheckReport
+
+    with errors_to_exit_codes(debug), no_cyclic_gc():
+        profile = load_profiles(profile_names)
+        if opset is not None:
+            check_target_opset(opset)
+        reads = {READ_IN: input_path} | profile_reads(profile)
+        with Outputs(reads) as outputs:
+            if json_path is not None:
+                outputs.declare(json_path, "--json")
+            prepared = load_proto(input_path)
+            job = Job(opset, profile, keep_going=True)
+            report = CheckReport.of(pipeline.run(prepared, job, input_path.parent).report, profile)
+            if not quiet:
+                source = opset_text(report.source_opset)
+                echo(
+                    "\n".join(
+                        [
+                            f"{input_path}: opset {source}, profile {profile.name!r}",
+                            *report.lines(),
+                        ]
+                    )
+                )
+            if json_path is not None:
+                document = {"input": str(input_path), **report.to_dict()}
+                outputs.stage_text(json_path, json.dumps(document, indent=2) + "\n")
+            outputs.commit()
+    sys.exit(report.exit_code(strict=strict))
