@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # what __getattr__ returns, for type checkers (at run time: o
     from maxlower.api import convert_with_report as convert_with_report
     from maxlower.api import lower as lower
     from maxlower.api import lower_with_report as lower_with_report
+    from maxlower.api import verify as verify
     from maxlower.check import CheckReport as CheckReport
     from maxlower.check import check as check
     from maxlower.errors import ConversionError as ConversionError
@@ -25,7 +26,6 @@ if TYPE_CHECKING:  # what __getattr__ returns, for type checkers (at run time: o
     from maxlower.profiles import load_profiles as load_profiles
     from maxlower.prove import ProofOptions as ProofOptions
     from maxlower.verify import VerifyReport as VerifyReport
-    from maxlower.verify import verify as verify
 
 # Every name is loaded on first access (PEP 562), so that `import maxlower` is cheap and the
 # `maxlower` command (maxlower.launch) can arrange its imports before onnx_ir comes in; the
@@ -47,7 +47,7 @@ _LAZY = {
     "ProofOptions": "maxlower.prove",
     "load_profile": "maxlower.profiles",
     "load_profiles": "maxlower.profiles",
-    "verify": "maxlower.verify",
+    "verify": "maxlower.api",
     "VerifyReport": "maxlower.verify",
 }
 

@@ -19,18 +19,21 @@ from __future__ import annotations
 import dataclasses
 import os
 import pathlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+import numpy as np
 import onnx
 import onnx_ir as ir
 
 from maxlower import pipeline
 from maxlower.errors import ConversionError, InvalidModelError, check_target_opset
+from maxlower.options import DEFAULT_TIMEOUT
 from maxlower.pipeline import Job, Outcome, Report
 from maxlower.profiles import Profile, ProfilesLike, load_profiles
 from maxlower.serde import deserialize, serialize
 from maxlower.ui import QUIET, Progress
+from maxlower.verify.report import VerifyReport
 
 if TYPE_CHECKING:
     from maxlower.prove import ProofOptions, ProveLike
@@ -38,6 +41,8 @@ if TYPE_CHECKING:
     from maxlower.report import ReportFile
 
 ModelLike = TypeVar("ModelLike", onnx.ModelProto, ir.Model)
+# What maxlower.verify compares: models, or the paths of model files.
+ModelInput = onnx.ModelProto | ir.Model | str | os.PathLike[str]
 T = TypeVar("T")
 
 
@@ -252,6 +257,45 @@ def convert_and_lower(
     return run_job(model, Job(opset, loaded, expand_functions), base_dir, report, prove=prove)
 
 
+def verify(
+    reference: ModelInput,
+    candidate: ModelInput,
+    *,
+    seed: int = 0,
+    trials: int | None = None,
+    inputs: Mapping[str, np.ndarray] | str | os.PathLike[str] | None = None,
+    ranges: Mapping[str, tuple[float, float]] | None = None,
+    dims: Mapping[str, int] | None = None,
+    rtol: float = 0.0,
+    atol: float = 0.0,
+    strict: bool = False,
+    timeout: float = DEFAULT_TIMEOUT,
+    report: str | os.PathLike[str] | None = None,
+) -> VerifyReport:
+    """Check that `candidate` computes what `reference` does; never raises on a difference.
+    The options are maxlower.verify.core.verify's (its docstring says each); `report`:
+    also write the HTML report `maxlower verify --report` writes."""
+    from maxlower.verify.core import as_proto
+    from maxlower.verify.core import verify as run_trials
+
+    options = dict(seed=seed, trials=trials, inputs=inputs, ranges=ranges, dims=dims)
+    options.update(rtol=rtol, atol=atol, strict=strict, timeout=timeout)
+    if report is None:
+        return run_trials(reference, candidate, **options)  # type: ignore[arg-type]
+    from maxlower.report import ReportFile, verify_report
+
+    reads = {"the reference model": reference, "the candidate model": candidate}
+    with ReportFile(report, {**reads, "the inputs archive": inputs}) as file:
+        result = run_trials(reference, candidate, **options)  # type: ignore[arg-type]
+        sides = ((reference, "reference"), (candidate, "candidate"))
+        label = " vs ".join(
+            str(m) if isinstance(m, str | os.PathLike) else f"<{side}>" for m, side in sides
+        )
+        protos = [as_proto(m, side) for m, side in sides]
+        file.write(verify_report(label, *protos, file.seconds, result))
+    return result
+
+
 # What the pipeline's messages call a model that has no file (the command line says IN).
 _LABEL = "<model>"
 
@@ -304,4 +348,5 @@ __all__ = [
     "lower",
     "lower_with_report",
     "run_job",
+    "verify",
 ]

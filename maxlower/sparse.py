@@ -118,7 +118,7 @@ def _convert_changing(
     alike = signature_groups(graph, nodes, sorted(changing)) if len(changing) > 1 else {}
     if alike:
         followers = {i for others in alike.values() for i in others}
-        small = _SmallConversion.run(
+        small = _SmallConversion.convert_in_small_model(
             proto, nodes, changing - followers, opset, base_dir, expand_functions
         )
         if small is None:
@@ -126,7 +126,9 @@ def _convert_changing(
         copies = small.copies(nodes, alike)
         if copies is not None:
             return small.splice(proto, nodes, copies)
-    small = _SmallConversion.run(proto, nodes, changing, opset, base_dir, expand_functions)
+    small = _SmallConversion.convert_in_small_model(
+        proto, nodes, changing, opset, base_dir, expand_functions
+    )
     return None if small is None else small.splice(proto, nodes, {})
 
 
@@ -160,7 +162,7 @@ class _SmallConversion:
     conversions: list[OtherOpConversion]  # in graph order
 
     @classmethod
-    def run(
+    def convert_in_small_model(
         cls,
         proto: onnx.ModelProto,
         nodes: list[onnx.NodeProto],

@@ -203,7 +203,7 @@ def test_spec_checks_agree_with_the_checker(name, model, accepted):
         checker = False
     assert checker == accepted, name
     try:
-        Interpreter().run(model, _concrete(feeds))
+        Interpreter().interpret(model, _concrete(feeds))
         interpreter = True
     except NotRunnable:
         interpreter = False
@@ -231,12 +231,12 @@ def test_strict_reduction_is_onnx_reference_without_nan_and_open_with_it(op):
         g (float[4] x) => ({out}[1] y) {{ y = {op} (x) }}""")
     finite = np.array([1.0, -0.0, 3.0, 3.0], np.float32)
     interpreter = Interpreter(nan_in_reduction="any")
-    (result,) = interpreter.run(model, _concrete({"x": finite})).outputs
+    (result,) = interpreter.interpret(model, _concrete({"x": finite})).outputs
     (expected,) = ReferenceEvaluator(model).run(None, {"x": finite})
     np.testing.assert_array_equal(_numpy_of(result), expected)
     with_nan = np.array([1.0, np.nan, 3.0, 3.0], np.float32)
     interpreter = Interpreter(nan_in_reduction="any")
-    (result,) = interpreter.run(model, _concrete({"x": with_nan})).outputs
+    (result,) = interpreter.interpret(model, _concrete({"x": with_nan})).outputs
     with pytest.raises(ValueError, match="not a constant"):
         _numpy_of(result)
 
@@ -274,7 +274,7 @@ def test_shape_annotations_are_checked_as_onnx_reference_checks_them(name):
     except Exception:  # its own error class for a violated annotation
         reference = False
     try:
-        Interpreter().run(model, _concrete(feeds))
+        Interpreter().interpret(model, _concrete(feeds))
         interpreter = True
     except NotRunnable:
         interpreter = False

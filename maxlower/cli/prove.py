@@ -32,7 +32,6 @@ from maxlower.cli.main import (
 from maxlower.errors import InvalidModelError
 from maxlower.files import Outputs
 from maxlower.options import Number, check_number
-from maxlower.pipeline import load_proto
 from maxlower.ui import echo
 
 if TYPE_CHECKING:
@@ -307,21 +306,26 @@ def _models(reference, candidate, dims, max_dim, timeout, flags, cex_path, json_
 
 
 def _read(path: pathlib.Path, *, candidate: bool):
-    """The model as its file has it (opset imports normalised), after load_proto's safety
-    rules and full check; the proof runs on the file's own annotations, not on what
-    shape inference adds or drops. A candidate that fails only the full check is read
-    all the same, for prove to refute: an invalid candidate of a valid reference is a
-    refutation (exit 1), as in maxlower.prove.prove, not a bad input."""
-    from maxlower.errors import CHECKER_ERRORS as _CHECK_ERRORS
-    from maxlower.io import read_model_proto
-    from maxlower.pipeline import normalise_opset_imports
+    """The model as its file has it (opset imports normalised), read once and vetted by
+    the pipeline's safety rules and full check (maxlower.pipeline.prepare, on a copy); the
+    proof runs on the file's own annotations, not on what shape inference adds or drops.
+    A candidate that fails only the full check is read all the same, for prove to refute:
+    an invalid candidate of a valid reference is a refutation (exit 1), as in
+    maxlower.prove.prove, not a bad input."""
+    import onnx
 
-    try:
-        load_proto(path)
-    except InvalidModelError as error:
-        if not candidate or not isinstance(error.__cause__, _CHECK_ERRORS):
-            raise
+    from maxlower.errors import CHECKER_ERRORS
+    from maxlower.io import read_model_proto
+    from maxlower.pipeline import normalise_opset_imports, prepare
+
     proto = read_model_proto(path)
+    vetted = onnx.ModelProto()
+    vetted.CopyFrom(proto)
+    try:
+        prepare(vetted, path)
+    except InvalidModelError as error:
+        if not candidate or not isinstance(error.__cause__, CHECKER_ERRORS):
+            raise
     normalise_opset_imports(proto)
     return proto
 

@@ -9,7 +9,7 @@ rewrites a model (`convert --verify`, and `lower --verify` the same way):
             save(...)
         verification.finish()                      # exit 1 (difference) / 2 (inconclusive)
 
-`maxlower verify A B` uses `verification.run(A, B)` and exits with `exit_code(report)`."""
+`maxlower verify A B` uses `verification.verify_models(A, B)` and exits with `exit_code(report)`."""
 
 from __future__ import annotations
 
@@ -35,7 +35,6 @@ from maxlower.cli.main import (
 )
 from maxlower.errors import InvalidModelError
 from maxlower.files import Outputs
-from maxlower.io import external_data_files
 from maxlower.options import DEFAULT_TIMEOUT, OPTIONS, Number, check_number, check_range
 from maxlower.ui import echo
 from maxlower.verify.models import load_comparable
@@ -82,7 +81,7 @@ class Verification:
     gate: bool = False  # on convert/lower: --json is their whole report, verdict included
     report: VerifyReport | None = None
 
-    def run(self, reference, candidate, outputs=None) -> VerifyReport:
+    def verify_models(self, reference, candidate, outputs=None) -> VerifyReport:
         """Verify, keep the report, write --json if asked (staged in `outputs`, a
         `maxlower.files.Outputs` that has it declared, if given)."""
         from maxlower.verify.core import verify  # onnxruntime: only when verifying
@@ -118,7 +117,7 @@ class Verification:
         """Verify the rewrite of `original` into `candidate` and print the verdict (with
         `quiet`, only a failure's one line on stderr). False means: do not write (the reason
         is printed); then call `finish`."""
-        report = self.run(original, candidate)
+        report = self.verify_models(original, candidate)
         if not quiet:
             echo("verification: " + report.summary())
         if report.ok or output_path is None:
@@ -371,10 +370,10 @@ def verify(
             outputs.declare(verification.json_path, "--json")
         if report_path is not None:
             outputs.declare(report_path, "--report")
-        models = load_comparable(reference, candidate, verification)
-        for path in external_data_files(*models):
+        *models, data_files = load_comparable(reference, candidate, verification)
+        for path in data_files:
             outputs.read(path, "the models' external data")
-        report = verification.run(*models, outputs=outputs)
+        report = verification.verify_models(*models, outputs=outputs)
         echo(f"{reference} vs {candidate}: {report.summary()}")
         if report_path is not None:
             from maxlower.report import verify_report

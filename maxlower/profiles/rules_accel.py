@@ -23,14 +23,24 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import onnx_ir as ir
 
 from passes.extremum import FAMILIES
 
-if TYPE_CHECKING:
-    from maxlower.profiles.rules import OpRule
+
+class OpRule(Protocol):
+    """The keys of a profile's rule for one op that these checks read (the fields of
+    maxlower.profiles.rules.OpRule, which imports this module)."""
+
+    max_rank: int | None
+    axis_within_last: int | None
+    graph_output: bool
+    int64_inputs: bool
+    int64_outputs: bool
+    int64_output_cast: bool
+
 
 DT = ir.DataType
 

@@ -213,20 +213,20 @@ def prove(
     symbolic dims (`dims`, else each of 0..`max_dim`)."""
     policy = policy or Policy()
     start = time.perf_counter()
-    invalid = _invalid_candidate(reference, candidate)
+    invalid = invalid_candidate(reference, candidate)
     try:
         report = _prove(reference, candidate, dims, max_dim, timeout, policy, start)
     except Exception:  # the interpreter assumes a valid model; an invalid one may break it
         if invalid is None:  # anywhere, and is refuted by the check below all the same
             raise
-        report = _finish(INCONCLUSIVE, policy, [], set(), start)
+        report = finish_report(INCONCLUSIVE, policy, [], set(), start)
     if invalid is not None and report.status != COUNTEREXAMPLE:
         # (a) found no input the candidate fails on; (b) the spec's own check refutes it
         report.status, report.reason, report.counterexample = COUNTEREXAMPLE, invalid, None
     return report
 
 
-def _invalid_candidate(reference, candidate) -> str | None:
+def invalid_candidate(reference, candidate) -> str | None:
     """'the candidate is not a valid model at opset N: ...' (the full check's one line) when
     the reference is valid and the candidate is not; None when the candidate is valid. An
     invalid candidate cannot run where the reference runs, so it is refuted, never proved
@@ -257,8 +257,8 @@ def _check(model: onnx.ModelProto) -> str | None:
 
 
 def _prove(reference, candidate, dims, max_dim, timeout, policy, start) -> ProofReport:
-    signature = _signature(reference, candidate)
-    names = _dim_names(signature)
+    signature = signature_of(reference, candidate)
+    names = dim_names_of(signature)
     fixed = dict(dims or {})
     choices = [[fixed[n]] if n in fixed else list(range(max_dim + 1)) for n in names]
     cases: list[Case] = []
@@ -275,22 +275,22 @@ def _prove(reference, candidate, dims, max_dim, timeout, policy, start) -> Proof
             if isinstance(error, Undefined):
                 cases.append(Case(binding, "undefined", time.perf_counter() - case_start))
                 continue
-            return _finish(INCONCLUSIVE, policy, cases, assumptions, start, reason=str(error))
+            return finish_report(INCONCLUSIVE, policy, cases, assumptions, start, reason=str(error))
         seconds = time.perf_counter() - case_start
         if isinstance(outcome, Counterexample):
             cases.append(Case(binding, COUNTEREXAMPLE, seconds))
-            return _finish(COUNTEREXAMPLE, policy, cases, assumptions, start, outcome)
+            return finish_report(COUNTEREXAMPLE, policy, cases, assumptions, start, outcome)
         if outcome is not None:  # a reason: timed out
             cases.append(Case(binding, INCONCLUSIVE, seconds, outcome))
-            return _finish(INCONCLUSIVE, policy, cases, assumptions, start, reason=outcome)
+            return finish_report(INCONCLUSIVE, policy, cases, assumptions, start, reason=outcome)
         cases.append(Case(binding, PROVED, seconds))
     if cases and all(c.status == "undefined" for c in cases):
         reason = "the reference is undefined at every binding of the dims (--dim, --max-dim)"
-        return _finish(INCONCLUSIVE, policy, cases, assumptions, start, reason=reason)
-    return _finish(PROVED, policy, cases, assumptions, start)
+        return finish_report(INCONCLUSIVE, policy, cases, assumptions, start, reason=reason)
+    return finish_report(PROVED, policy, cases, assumptions, start)
 
 
-def _finish(status, policy, cases, assumptions, start, counterexample=None, reason=None):
+def finish_report(status, policy, cases, assumptions, start, counterexample=None, reason=None):
     return ProofReport(
         status,
         policy,
@@ -309,7 +309,7 @@ def _prove_binding(reference, candidate, signature, binding, policy, deadline, a
     pending: list[dict[str, int]] = [{}]
     while pending:
         chosen = pending.pop()
-        inputs, variables = _symbolic_inputs(signature, binding, chosen)
+        inputs, variables = symbolic_inputs(signature, binding, chosen)
         try:
             ref_run = _run(reference, inputs, "reference", policy)
             try:
@@ -332,13 +332,13 @@ def _prove_binding(reference, candidate, signature, binding, policy, deadline, a
         if isinstance(outcome, str):
             return outcome
         inputs_np = _concretise(outcome, signature, binding, chosen, variables)
-        return _counterexample(reference, candidate, binding, inputs_np, policy, outcome)
+        return counterexample_of(reference, candidate, binding, inputs_np, policy, outcome)
     return None
 
 
 def _run(model, inputs, side, policy: Policy):
     try:
-        return _interpreter(policy, side).run(model, inputs)
+        return _interpreter(policy, side).interpret(model, inputs)
     except NotRunnable as error:  # the spec of the op's version rejects it
         # (the reference at a binding where it breaks its own declared shapes, say: no
         # run of it exists there, so the binding is skipped as undefined; a reference
@@ -373,7 +373,7 @@ def _solve(ref_run, cand_run, signature, policy, deadline, variables):
             differs = [z3.BoolVal(True)]
             break
         for a, b in zip(ref.arr.reshape(-1), cand.arr.reshape(-1)):
-            differs.append(z3.Not(_same(ref.dtype, a, b, policy)))
+            differs.append(z3.Not(same_under_policy(ref.dtype, a, b, policy)))
     if len(ref_run.outputs) != len(cand_run.outputs):
         differs = [z3.BoolVal(True)]
     undefined = z3.Not(z3.And(*cand_run.defined)) if cand_run.defined else z3.BoolVal(False)
@@ -386,7 +386,7 @@ def _solve(ref_run, cand_run, signature, policy, deadline, variables):
     return solver.model()
 
 
-def _same(dtype, a, b, policy: Policy):
+def same_under_policy(dtype, a, b, policy: Policy):
     if dtype in FLOAT_SORTS:
         both_nan = z3.And(z3.fpIsNaN(a), z3.fpIsNaN(b))
         return z3.Or(both_nan, a == b if policy.signed_zeros else z3.fpEQ(a, b))
@@ -401,7 +401,7 @@ class InputSig:
     dims: tuple  # int or str (a symbolic dim's name)
 
 
-def _signature(reference: onnx.ModelProto, candidate: onnx.ModelProto) -> list[InputSig]:
+def signature_of(reference: onnx.ModelProto, candidate: onnx.ModelProto) -> list[InputSig]:
     """The reference's inputs (those without a constant), checked against the candidate's."""
     from maxlower.errors import InvalidModelError
 
@@ -440,20 +440,20 @@ def _signature(reference: onnx.ModelProto, candidate: onnx.ModelProto) -> list[I
     return ref
 
 
-def _dim_names(signature: list[InputSig]) -> list[str]:
+def dim_names_of(signature: list[InputSig]) -> list[str]:
     return list(dict.fromkeys(d for s in signature for d in s.dims if isinstance(d, str)))
 
 
-def _shape(sig: InputSig, binding: Mapping[str, int]) -> tuple[int, ...]:
+def value_shape(sig: InputSig, binding: Mapping[str, int]) -> tuple[int, ...]:
     return tuple(binding[d] if isinstance(d, str) else d for d in sig.dims)
 
 
-def _symbolic_inputs(signature, binding, chosen):
+def symbolic_inputs(signature, binding, chosen):
     """{name: Tensor} of fresh variables (an element fixed in `chosen` is that constant),
     and {variable name: (input, flat index)}."""
     inputs, variables = {}, {}
     for sig in signature:
-        shape = _shape(sig, binding)
+        shape = value_shape(sig, binding)
         terms = []
         for i in range(int(np.prod(shape, dtype=np.int64))):
             var = f"{sig.name}[{i}]"
@@ -485,7 +485,7 @@ def _variable_name(term: z3.ExprRef, variables) -> str | None:
 def _concretise(model, signature, binding, chosen, variables) -> dict[str, np.ndarray]:
     out = {}
     for sig in signature:
-        shape = _shape(sig, binding)
+        shape = value_shape(sig, binding)
         count = int(np.prod(shape, dtype=np.int64))
         dtype = onnx.helper.tensor_dtype_to_np_dtype(sig.dtype)
         values = []
@@ -511,7 +511,7 @@ def _value(model, var: str, dtype: int) -> np.ndarray:
     return np.array(raw, dtype=f"u{width // 8}").view(np_dtype)
 
 
-def _counterexample(reference, candidate, binding, inputs, policy, outcome) -> Counterexample:
+def counterexample_of(reference, candidate, binding, inputs, policy, outcome) -> Counterexample:
     """Replay `inputs` in onnx.reference and describe the first difference it shows."""
     from onnx.reference import ReferenceEvaluator
 
@@ -646,7 +646,7 @@ def _nan_reaches_reduction(candidate, inputs, policy: Policy) -> bool:
     if not policy.nan_unspecified:
         return False
     interpreter = _interpreter(policy, "candidate")
-    interpreter.run(candidate, _concrete(inputs))
+    interpreter.interpret(candidate, _concrete(inputs))
     return any(z3.is_true(z3.simplify(c)) for c in interpreter.unspecified)
 
 
@@ -680,7 +680,7 @@ def _replay_unspecified(reference, candidate, inputs) -> str:
 
 def _candidate_undefined(candidate, inputs, policy: Policy) -> bool:
     """Whether the candidate's definedness conditions fail on these concrete inputs."""
-    run = _interpreter(policy, "candidate").run(candidate, _concrete(inputs))
+    run = _interpreter(policy, "candidate").interpret(candidate, _concrete(inputs))
     return any(z3.is_false(z3.simplify(c)) for c in run.defined)
 
 
@@ -728,7 +728,7 @@ def concrete_outputs(
         name: Tensor(onnx.helper.np_dtype_to_tensor_dtype(v.dtype), _terms(v))
         for name, v in inputs.items()
     }
-    run = Interpreter(spec_checks=spec_checks).run(model, tensors)
+    run = Interpreter(spec_checks=spec_checks).interpret(model, tensors)
     return [_numpy_of(t) for t in run.outputs]
 
 

@@ -47,10 +47,10 @@ from maxlower.prove.semantics import (
     NeedsValue,
     OutsideFragment,
     Tensor,
-    _identity,
     constant_term,
     elementwise,
     greater,
+    identity_of,
 )
 
 # The ops that may read an order-abstracted tensor, and at which input positions (None:
@@ -123,7 +123,10 @@ class OrderInterpreter(Interpreter):
         if self.abstract(term):
             return term
         value = z3.simplify(term)
-        extremes = [(_identity(self.dtype, +1), self.low), (_identity(self.dtype, -1), self.high)]
+        extremes = [
+            (identity_of(self.dtype, +1), self.low),
+            (identity_of(self.dtype, -1), self.high),
+        ]
         if self.floats and z3.is_true(z3.simplify(z3.fpIsNaN(value))):
             return self.nan_value
         for number, rank in extremes:
@@ -220,18 +223,18 @@ def order_equal(
     """True when the two graphs are equal for every input of `dtype` (±0 counted equal,
     NaN equal to NaN) by the order-type argument, at every binding of their symbolic dims
     to 0..`max_dim` (as `prove`); None when it does not apply or decides nothing."""
-    from maxlower.prove.core import _dim_names, _signature
+    from maxlower.prove.core import dim_names_of, signature_of
 
     if dtype == TP.BOOL:
         return None
     deadline = time.perf_counter() + timeout
     try:
-        signature = _signature(before, after)
+        signature = signature_of(before, after)
     except OutsideFragment:
         return None
     if any(s.dtype not in (dtype, TP.BOOL) for s in signature):
         return None
-    names = _dim_names(signature)
+    names = dim_names_of(signature)
     defined = False
     for sizes in itertools.product(range(max_dim + 1), repeat=len(names)):
         verdict = _binding_equal(before, after, dtype, signature, dict(zip(names, sizes)))
@@ -257,7 +260,7 @@ def _binding_equal(before, after, dtype, signature, binding):
         for side, model in (("reference", before), ("candidate", after)):
             interpreter = OrderInterpreter(dtype, inputs.width)
             try:
-                runs.append((interpreter, interpreter.run(model, inputs.tensors)))
+                runs.append((interpreter, interpreter.interpret(model, inputs.tensors)))
             except OutsideFragment as error:
                 if side == "reference" and "empty axis" in str(error):
                     return "undefined"
@@ -290,15 +293,15 @@ class _Inputs:
 
 def _rank_inputs(signature, binding, dtype) -> _Inputs:
     """Rank variables for the data inputs, exact ones for the Boolean inputs."""
-    from maxlower.prove.core import _shape, _symbolic_inputs
+    from maxlower.prove.core import symbolic_inputs, value_shape
 
     data = [s for s in signature if s.dtype == dtype]
-    count = sum(int(np.prod(_shape(s, binding), dtype=np.int64)) for s in data)
+    count = sum(int(np.prod(value_shape(s, binding), dtype=np.int64)) for s in data)
     width = width_for(dtype, count)
     flags = [s for s in signature if s.dtype == TP.BOOL]
-    tensors, _ = _symbolic_inputs(flags, binding, {})
+    tensors, _ = symbolic_inputs(flags, binding, {})
     for s in data:
-        shape = _shape(s, binding)
+        shape = value_shape(s, binding)
         cells = [z3.BitVec(f"{s.name}[{i}]", width) for i in range(int(np.prod(shape)))]
         arr = np.empty(len(cells), dtype=object)
         arr[:] = cells
@@ -309,7 +312,7 @@ def _rank_inputs(signature, binding, dtype) -> _Inputs:
 def _differences(runs) -> list | None:
     """The conditions under which an output differs, compared in the domain (a concrete
     data element, the identity of an empty reduction say, as its rank)."""
-    from maxlower.prove.core import Policy, _same
+    from maxlower.prove.core import Policy, same_under_policy
 
     (ia, ra), (ib, rb) = runs
     if len(ra.outputs) != len(rb.outputs):
@@ -322,7 +325,7 @@ def _differences(runs) -> list | None:
             if ia.abstract(p) or ib.abstract(q):
                 differs.append(ia.to_rank(p) != ib.to_rank(q))
             else:
-                differs.append(z3.Not(_same(x.dtype, p, q, Policy())))
+                differs.append(z3.Not(same_under_policy(x.dtype, p, q, Policy())))
     return differs
 
 

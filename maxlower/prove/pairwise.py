@@ -52,13 +52,13 @@ class Lemma:
 def _runs(before: onnx.ModelProto, after: onnx.ModelProto):
     """Both models' runs on the same symbolic inputs (None: a symbolic dim, or a run that
     is defined only under conditions)."""
-    from maxlower.prove.core import _dim_names, _signature, _symbolic_inputs
+    from maxlower.prove.core import dim_names_of, signature_of, symbolic_inputs
 
-    signature = _signature(before, after)
-    if _dim_names(signature):
+    signature = signature_of(before, after)
+    if dim_names_of(signature):
         return None
-    inputs, _ = _symbolic_inputs(signature, {}, {})
-    runs = [Interpreter().run(model, inputs) for model in (before, after)]
+    inputs, _ = symbolic_inputs(signature, {}, {})
+    runs = [Interpreter().interpret(model, inputs) for model in (before, after)]
     if any(not z3.is_true(z3.simplify(z3.And(*run.defined))) for run in runs):
         return None
     return inputs, runs

@@ -134,11 +134,11 @@ def _model(op, opset, inputs, attrs, constants=None, outputs=1) -> onnx.ModelPro
 
 
 def _interpreted(model: onnx.ModelProto) -> list:
-    from maxlower.prove.core import _signature, _symbolic_inputs
+    from maxlower.prove.core import signature_of, symbolic_inputs
     from maxlower.prove.semantics import Interpreter
 
-    inputs, _ = _symbolic_inputs(_signature(model, model), {}, {})
-    return Interpreter().run(model, inputs).outputs
+    inputs, _ = symbolic_inputs(signature_of(model, model), {}, {})
+    return Interpreter().interpret(model, inputs).outputs
 
 
 def _accepts(op: str, opset: int, dtype: int, index: int = 0) -> bool:

@@ -1,6 +1,6 @@
 """A symbolic interpreter of ONNX graphs at concrete shapes: every element is a z3 term.
 
-    run = Interpreter(policy).run(model, inputs)   # inputs: {name: Tensor}
+    run = Interpreter(policy).interpret(model, inputs)   # inputs: {name: Tensor}
     run.outputs, run.defined, run.assumptions
 
 Sorts: IEEE floating point for float16 (5, 11), bfloat16 (8, 8), float32 and float64;
@@ -354,7 +354,7 @@ class Interpreter:
             return z3.If(c, a, b)
         return self.record(z3.If(c, a, b), z3.If(c, x, y), src)
 
-    def run(self, model: onnx.ModelProto, inputs: dict[str, Tensor]) -> Run:
+    def interpret(self, model: onnx.ModelProto, inputs: dict[str, Tensor]) -> Run:
         self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
         if model.functions:
             raise OutsideFragment("model-local functions")
@@ -622,7 +622,7 @@ class Interpreter:
                 acc = arithmetic("Add", dtype, acc, v, self.defined, self.assumptions)
             return acc
         if not row:
-            return constant_term(dtype, _identity(dtype, direction))
+            return constant_term(dtype, identity_of(dtype, direction))
         acc = row[0]
         for v in row[1:]:
             acc = self.pick(dtype, direction, acc, v)
@@ -942,7 +942,7 @@ def _type_name(dtype: int) -> str:
     return {TP.FLOAT: "float", TP.DOUBLE: "double"}.get(dtype, TP.DataType.Name(dtype).lower())
 
 
-def _identity(dtype: int, direction: int):
+def identity_of(dtype: int, direction: int):
     if dtype == TP.BOOL:
         return direction < 0
     if dtype in FLOAT_SORTS:

@@ -29,9 +29,9 @@ from maxlower.prove.semantics import (
     NeedsValue,
     OutsideFragment,
     Tensor,
-    _identity,
     constant_term,
     elementwise,
+    identity_of,
 )
 
 MOVES = frozenset(
@@ -87,7 +87,7 @@ class SetInterpreter(Interpreter):
             return item
         if self.direction is None:
             raise NotMaxOnly("a constant before the family is known")
-        identity = constant_term(self.dtype, _identity(self.dtype, self.direction))
+        identity = constant_term(self.dtype, identity_of(self.dtype, self.direction))
         if z3.is_true(z3.simplify(item == identity)):
             return frozenset()
         raise NotMaxOnly("a data constant other than the identity")
@@ -125,7 +125,7 @@ def _sets(model: onnx.ModelProto, dtype: int):
         arr[:] = cells
         inputs[value.name] = Tensor(dtype, arr.reshape(shape))
     interpreter = SetInterpreter(dtype)
-    run = interpreter.run(model, inputs)
+    run = interpreter.interpret(model, inputs)
     return run.outputs, interpreter
 
 
@@ -186,9 +186,9 @@ def semilattice_witness(a: onnx.ModelProto, b: onnx.ModelProto) -> dict[str, np.
     inputs = {}
     for value in a.graph.input:
         shape = tuple(d.dim_value for d in value.type.tensor_type.shape.dim)
-        inputs[value.name] = np.full(shape, _identity(dtype, direction), dtype=np_dtype)
+        inputs[value.name] = np.full(shape, identity_of(dtype, direction), dtype=np_dtype)
     name, index = odd
-    inputs[name].reshape(-1)[index] = _identity(dtype, -direction)
+    inputs[name].reshape(-1)[index] = identity_of(dtype, -direction)
     return inputs
 
 

@@ -43,8 +43,8 @@ from maxlower.prove.core import (
     Counterexample,
     Policy,
     ProofReport,
-    _finish,
-    _invalid_candidate,
+    finish_report,
+    invalid_candidate,
     prove,
 )
 from maxlower.prove.semilattice import semilattice_equal, semilattice_witness
@@ -204,19 +204,9 @@ class SitesReport:
         return kind(f"proof: {self.headline()}", self)
 
 
-@dataclasses.dataclass
-class StageModels:
-    """One stage of a run: the model before and after, and the pipeline's records."""
-
-    name: str
-    before: onnx.ModelProto
-    after: onnx.ModelProto
-    records: list[Record]
-
-
 def prove_stages(stages: Iterable, options: ProofOptions) -> SitesReport:
-    """Prove every rewrite site of every stage (objects with name, before, after, records:
-    maxlower.report.stages gives them for a run)."""
+    """Prove every rewrite site of every stage (maxlower.changes.Stage: `stages` gives them
+    for a run)."""
     start = time.perf_counter()
     policy = Policy(signed_zeros=options.signed_zeros)
     proofs: list[SiteProof] = []
@@ -402,11 +392,11 @@ def _decide(reference, candidate, options: ProofOptions, dims, remedy: str):
 def _semilattice_counterexample(reference, candidate, options: ProofOptions) -> ProofReport:
     """The counterexample of two max-only graphs whose sets differ, replayed in
     onnx.reference (maxlower.prove.semilattice.semilattice_witness)."""
-    from maxlower.prove.core import Case, _counterexample
+    from maxlower.prove.core import Case, counterexample_of
 
     policy = Policy(signed_zeros=options.signed_zeros)
     inputs = semilattice_witness(reference, candidate) or {}
-    found = _counterexample(reference, candidate, {}, inputs, policy, True)
+    found = counterexample_of(reference, candidate, {}, inputs, policy, True)
     case = Case({}, COUNTEREXAMPLE, 0.0)
     return ProofReport(COUNTEREXAMPLE, policy, [case], [], "semilattice", found)
 
@@ -540,7 +530,6 @@ __all__ = [
     "FULL_ELEMENTS",
     "SiteProof",
     "SitesReport",
-    "StageModels",
     "prove_models",
     "prove_regions",
     "prove_run",
@@ -578,9 +567,9 @@ def prove_models(
                 return whole
     # Regions prove values where the models differ; an invalid candidate is refuted as
     # a whole first (as `prove` does), whatever its regions compute.
-    invalid = _invalid_candidate(reference, candidate)
+    invalid = invalid_candidate(reference, candidate)
     if invalid is not None:
-        return _finish(COUNTEREXAMPLE, policy, [], set(), time.perf_counter(), reason=invalid)
+        return finish_report(COUNTEREXAMPLE, policy, [], set(), time.perf_counter(), reason=invalid)
     return prove_regions(
         reference, candidate, dims=dims, max_dim=max_dim, timeout=timeout, policy=policy
     )

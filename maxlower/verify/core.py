@@ -18,6 +18,7 @@ what ONNX leaves unspecified: reported as such, and a failure only under `strict
 from __future__ import annotations
 
 import os
+import pathlib
 from collections.abc import Collection, Mapping
 
 import numpy as np
@@ -27,7 +28,7 @@ import onnx_ir as ir
 from maxlower.errors import InvalidModelError
 from maxlower.external import external_protos, inlined, ir_external_tensors, ir_read_all_in
 from maxlower.options import DEFAULT_TIMEOUT, check_options
-from maxlower.pipeline import load_model
+from maxlower.pipeline import load_proto
 from maxlower.serde import deserialize, serialize
 from maxlower.verify.compare import Comparison, compare, equal_elements, is_float
 from maxlower.verify.inputs import Trial, axes_inputs, generate_trials, input_specs, load_npz
@@ -64,7 +65,6 @@ def verify(
     atol: float = 0.0,
     strict: bool = False,
     timeout: float = DEFAULT_TIMEOUT,
-    report: str | os.PathLike[str] | None = None,
 ) -> VerifyReport:
     """Check that `candidate` computes what `reference` does; never raises on a difference.
 
@@ -76,27 +76,12 @@ def verify(
     seconds of one model on one trial: a trial that runs past it is skipped, and if every
     trial is skipped the report is INCONCLUSIVE ("not verified"). Raises InvalidModelError
     for unusable models or options (maxlower.verify.options; exit code 2 on the command
-    line), and for inputs too large to generate (maxlower.safety.check_verifiable).
-    `report`: also write the HTML report `maxlower verify --report` writes.
+    line), and for inputs too large to generate (maxlower.verify.models.check_verifiable).
+    (`maxlower.verify`, the library's door, also writes the HTML page with `report=`.)
     """
     options = dict(seed=seed, trials=trials, inputs=inputs, ranges=ranges, dims=dims)
     options.update(rtol=rtol, atol=atol, strict=strict, timeout=timeout)
-    if report is None:
-        return _verify(reference, candidate, **options)
-    from maxlower.report import ReportFile, verify_report
-
-    reads = {"the reference model": reference, "the candidate model": candidate}
-    with ReportFile(report, {**reads, "the inputs archive": inputs}) as file:
-        result = _verify(reference, candidate, **options)
-        label = " vs ".join(
-            str(m) if isinstance(m, str | os.PathLike) else f"<{side}>"
-            for m, side in ((reference, "reference"), (candidate, "candidate"))
-        )
-        protos = [
-            _as_proto(m, side) for m, side in ((reference, "reference"), (candidate, "candidate"))
-        ]
-        file.write(verify_report(label, *protos, file.seconds, result))
-    return result
+    return _verify(reference, candidate, **options)
 
 
 def _verify(
@@ -105,8 +90,8 @@ def _verify(
     ranges, dims = check_options(
         seed=seed, trials=trials, rtol=rtol, atol=atol, timeout=timeout, ranges=ranges, dims=dims
     )
-    reference_proto = _as_proto(reference, "reference")
-    candidate_proto = _as_proto(candidate, "candidate")
+    reference_proto = as_proto(reference, "reference")
+    candidate_proto = as_proto(candidate, "candidate")
     fixed = _load_inputs(inputs, reference_proto)
     reference_ir = deserialize(reference_proto)
     axes = axes_inputs(reference_ir)
@@ -114,7 +99,7 @@ def _verify(
     # input or the caller gives it a range: then it is generated like the others
     overridden = {*axes, *(ranges or {})}
     specs = input_specs(reference_proto, fixed, overridden)  # refuses what it cannot make
-    check_verifiable(reference_ir, dims, set(fixed))
+    check_verifiable(reference_proto, dims, set(fixed))
     for name in ranges or {}:
         if name not in {s.name for s in specs}:
             raise InvalidModelError(f"--range {name}: the model has no input of that name")
@@ -160,7 +145,7 @@ class _Session:
 
     def run_trial(self, trial: Trial) -> None:
         ref_runner, cand_runner = self.runners
-        expected = ref_runner.run(trial.feeds)
+        expected = ref_runner.run_on(trial.feeds)
         record = TrialResult(trial.index, trial.label, "equal", expected.runner)
         self.report.trials.append(record)
         if expected.timed_out:
@@ -171,7 +156,7 @@ class _Session:
             record.note = f"the reference model does not run on it: {expected.error}"
             self.skipped.append((trial, expected.error))
             return
-        actual = cand_runner.run(trial.feeds)
+        actual = cand_runner.run_on(trial.feeds)
         record.candidate_runner = actual.runner
         if actual.timed_out:
             self._skip_timed_out(record, trial, "candidate", actual.error)
@@ -456,13 +441,13 @@ def _interface_differences(
     return notes
 
 
-def _as_proto(model: ModelInput, side: str) -> onnx.ModelProto:
+def as_proto(model: ModelInput, side: str) -> onnx.ModelProto:
     """The model as a protobuf with every external tensor read in: onnxruntime and
     onnx.reference would resolve a relative location against the working directory. A
     path's tensors lie beside it; an onnx_ir model's know their directory; a ModelProto
     has none to give (maxlower.external)."""
-    if isinstance(model, str | os.PathLike):
-        model = load_model(model)
+    if isinstance(model, str | os.PathLike):  # read and prepared once, as the pipeline does
+        return inlined(load_proto(model), pathlib.Path(model).parent)
     if isinstance(model, onnx.ModelProto):
         return inlined(model, None) if external_protos(model) else model
     if not isinstance(model, ir.Model):

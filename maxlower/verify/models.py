@@ -1,16 +1,22 @@
 """The two models `maxlower verify` compares: refused before any trial when a caller cannot
 feed them alike, or when their inputs are too large to generate.
 
-    load_comparable(ref, cand, verification) both loaded once, then checked
+    load_comparable(ref, cand, verification) both read and prepared once, checked, and
+                                             their external tensors read in
     check_comparable(ref, cand)              the same inputs (names, types) and outputs
     check_verifiable(model, dims, given)     test inputs of at most VERIFY_INPUT_LIMIT bytes
+
+The checks read the protobufs' inputs and outputs only (typed as onnx_ir types them, so
+that the messages say what onnx_ir would); no whole graph is built for them.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import pathlib
 
+import onnx
 import onnx_ir as ir
 
 from maxlower.errors import InvalidModelError
@@ -21,7 +27,7 @@ VERIFY_INPUT_LIMIT = 1 << 30
 _LARGEST_SYMBOLIC_SIZE = 3
 
 
-def check_comparable(reference: ir.Model, candidate: ir.Model) -> None:
+def check_comparable(reference: onnx.ModelProto, candidate: onnx.ModelProto) -> None:
     """`maxlower verify` of two models a caller cannot feed alike (other input names or
     element types, other outputs): refused (exit code 2) before any trial, naming the
     first difference. (`maxlower.verify` itself reports such a pair as different.)"""
@@ -39,8 +45,8 @@ def check_comparable(reference: ir.Model, candidate: ir.Model) -> None:
         for name in sorted(ref_inputs.keys() & cand_inputs.keys())
         if ref_inputs[name].type != cand_inputs[name].type
     ]
-    ref_outputs = [v.name for v in reference.graph.outputs]
-    cand_outputs = [v.name for v in candidate.graph.outputs]
+    ref_outputs = [v.name for v in reference.graph.output]
+    cand_outputs = [v.name for v in candidate.graph.output]
     if ref_outputs != cand_outputs:
         differences.append(f"the outputs differ: reference {ref_outputs}, candidate {cand_outputs}")
     if differences:
@@ -51,9 +57,15 @@ def check_comparable(reference: ir.Model, candidate: ir.Model) -> None:
         )
 
 
-def _fed_inputs(model: ir.Model) -> dict[str, ir.Value]:
-    """The graph inputs a caller feeds (an initializer listed as an input has a default)."""
-    return {v.name: v for v in model.graph.inputs if v.name not in model.graph.initializers}
+def _fed_inputs(model: onnx.ModelProto) -> dict[str, ir.Value]:
+    """The graph inputs a caller feeds (an initializer listed as an input has a default),
+    each as the onnx_ir value it would be."""
+    defaults = {t.name for t in model.graph.initializer}
+    return {
+        info.name: ir.serde.deserialize_value_info_proto(info, None)
+        for info in model.graph.input
+        if info.name not in defaults
+    }
 
 
 def _type_text(value: ir.Value) -> str:
@@ -61,7 +73,7 @@ def _type_text(value: ir.Value) -> str:
 
 
 def check_verifiable(
-    model: ir.Model, dims: dict[str, int] | None = None, given: set[str] = frozenset()
+    model: onnx.ModelProto, dims: dict[str, int] | None = None, given: set[str] = frozenset()
 ) -> None:
     """Refuse to verify a model whose declared input shapes need more than
     VERIFY_INPUT_LIMIT bytes of test inputs per trial (huge static dims); inputs in
@@ -91,22 +103,31 @@ def check_verifiable(
 
 def load_comparable(
     reference: str | os.PathLike, candidate: str | os.PathLike, verification
-) -> tuple[ir.Model, ir.Model]:
-    """The two models of `maxlower verify`, loaded (once); refused (exit code 2) if a caller
-    cannot feed them alike (`check_comparable`) or their inputs are too large to generate
-    (`check_verifiable`). `verification` is the command's
-    `maxlower.verify.cli.Verification` (its --dim and --inputs count)."""
-    from maxlower.pipeline import load_model
+) -> tuple[onnx.ModelProto, onnx.ModelProto, list[str]]:
+    """The two models of `maxlower verify`, each read and prepared once
+    (maxlower.pipeline.load_proto) and refused (exit code 2) if a caller cannot feed them
+    alike (`check_comparable`) or their inputs are too large to generate
+    (`check_verifiable`); then every external tensor read in from its model's own
+    directory, as the verifier runs them. Also the paths of the external data files read.
+    `verification` is the command's maxlower.cli.verify.Verification (its --dim and
+    --inputs count)."""
+    from maxlower.external import inlined, location_dirs
+    from maxlower.pipeline import load_proto
 
-    models = load_model(reference), load_model(candidate)
-    check_comparable(*models)
+    paths = pathlib.Path(reference), pathlib.Path(candidate)
+    prepared = [load_proto(path) for path in paths]
+    check_comparable(*prepared)
     given: set[str] = set()
     if verification.inputs is not None:
         from maxlower.verify.inputs import npz_names
 
         given = set(npz_names(verification.inputs))
-    check_verifiable(models[0], verification.dims, given)
-    return models
+    check_verifiable(prepared[0], verification.dims, given)
+    read = []
+    for proto, path in zip(prepared, paths):
+        read += [os.path.join(d, loc) for loc, d in location_dirs(proto, path.parent).items()]
+    ref, cand = (inlined(proto, path.parent) for proto, path in zip(prepared, paths))
+    return ref, cand, read
 
 
 __all__ = ["VERIFY_INPUT_LIMIT", "check_comparable", "check_verifiable", "load_comparable"]

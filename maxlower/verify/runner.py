@@ -135,7 +135,7 @@ class ModelRunner:
         except Exception as error:  # onnxruntime raises its own Fail/InvalidGraph/... kinds
             self.load_error = concise(error)
 
-    def run(self, feeds: dict[str, np.ndarray]) -> Outcome:
+    def run_on(self, feeds: dict[str, np.ndarray]) -> Outcome:
         ort_error = self.load_error
         if self._session is not None:
             try:
