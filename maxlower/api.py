@@ -278,21 +278,34 @@ def verify(
     from maxlower.verify.core import as_proto
     from maxlower.verify.core import verify as run_trials
 
-    options = dict(seed=seed, trials=trials, inputs=inputs, ranges=ranges, dims=dims)
-    options.update(rtol=rtol, atol=atol, strict=strict, timeout=timeout)
+    def trials_of(reference: ModelInput, candidate: ModelInput) -> VerifyReport:
+        return run_trials(
+            reference,
+            candidate,
+            seed=seed,
+            trials=trials,
+            inputs=inputs,
+            ranges=ranges,
+            dims=dims,
+            rtol=rtol,
+            atol=atol,
+            strict=strict,
+            timeout=timeout,
+        )
+
     if report is None:
-        return run_trials(reference, candidate, **options)  # type: ignore[arg-type]
+        return trials_of(reference, candidate)
     from maxlower.report import ReportFile, verify_report
 
     reads = {"the reference model": reference, "the candidate model": candidate}
     with ReportFile(report, {**reads, "the inputs archive": inputs}) as file:
-        result = run_trials(reference, candidate, **options)  # type: ignore[arg-type]
+        result = trials_of(reference, candidate)
         sides = ((reference, "reference"), (candidate, "candidate"))
         label = " vs ".join(
             str(m) if isinstance(m, str | os.PathLike) else f"<{side}>" for m, side in sides
         )
-        protos = [as_proto(m, side) for m, side in sides]
-        file.write(verify_report(label, *protos, file.seconds, result))
+        reference_proto, candidate_proto = (as_proto(m, side) for m, side in sides)
+        file.write(verify_report(label, reference_proto, candidate_proto, file.seconds, result))
     return result
 
 

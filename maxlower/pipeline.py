@@ -159,14 +159,14 @@ class Outcome:
         return self.checked.proto
 
 
-def load_model(path: str | os.PathLike, *, progress: Progress = QUIET) -> ir.Model:
+def load_model(path: str | os.PathLike[str], *, progress: Progress = QUIET) -> ir.Model:
     """Load an ONNX file into onnx_ir, checked and typed (`load_proto`); InvalidModelError
     if it is missing, unreadable or not a valid model. External data stays lazy."""
     path = pathlib.Path(path)
     return model_from_proto(load_proto(path, progress=progress), path.parent, progress)
 
 
-def load_proto(path: str | os.PathLike, *, progress: Progress = QUIET) -> onnx.ModelProto:
+def load_proto(path: str | os.PathLike[str], *, progress: Progress = QUIET) -> onnx.ModelProto:
     """The file's model, parsed without its external data and made ready for the pipeline
     (`maxlower.pipeline.prepare`: opset imports normalised, the safety rules, the full
     check, and the value types shape inference gives)."""
