@@ -19,16 +19,14 @@ from __future__ import annotations
 import dataclasses
 import os
 import pathlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-import numpy as np
 import onnx
 import onnx_ir as ir
 
 from maxlower import pipeline
 from maxlower.errors import ConversionError, InvalidModelError, check_target_opset
-from maxlower.options import DEFAULT_TIMEOUT
 from maxlower.pipeline import Job, Outcome, Report
 from maxlower.profiles import Profile, ProfilesLike, load_profiles
 from maxlower.serde import deserialize, serialize
@@ -261,45 +259,23 @@ def verify(
     reference: ModelInput,
     candidate: ModelInput,
     *,
-    seed: int = 0,
-    trials: int | None = None,
-    inputs: Mapping[str, np.ndarray] | str | os.PathLike[str] | None = None,
-    ranges: Mapping[str, tuple[float, float]] | None = None,
-    dims: Mapping[str, int] | None = None,
-    rtol: float = 0.0,
-    atol: float = 0.0,
-    strict: bool = False,
-    timeout: float = DEFAULT_TIMEOUT,
     report: str | os.PathLike[str] | None = None,
+    **options: Any,
 ) -> VerifyReport:
     """Check that `candidate` computes what `reference` does; never raises on a difference.
-    The options are maxlower.verify.core.verify's (its docstring says each); `report`:
-    also write the HTML report `maxlower verify --report` writes."""
+    The options (seed, trials, inputs, ranges, dims, rtol, atol, strict, timeout) are
+    maxlower.verify.core.verify's, whose docstring says each; `report`: also write the
+    HTML report `maxlower verify --report` writes."""
     from maxlower.verify.core import as_proto
     from maxlower.verify.core import verify as run_trials
 
-    def trials_of(reference: ModelInput, candidate: ModelInput) -> VerifyReport:
-        return run_trials(
-            reference,
-            candidate,
-            seed=seed,
-            trials=trials,
-            inputs=inputs,
-            ranges=ranges,
-            dims=dims,
-            rtol=rtol,
-            atol=atol,
-            strict=strict,
-            timeout=timeout,
-        )
-
     if report is None:
-        return trials_of(reference, candidate)
+        return run_trials(reference, candidate, **options)
     from maxlower.report import ReportFile, verify_report
 
     reads = {"the reference model": reference, "the candidate model": candidate}
-    with ReportFile(report, {**reads, "the inputs archive": inputs}) as file:
-        result = trials_of(reference, candidate)
+    with ReportFile(report, {**reads, "the inputs archive": options.get("inputs")}) as file:
+        result = run_trials(reference, candidate, **options)
         sides = ((reference, "reference"), (candidate, "candidate"))
         label = " vs ".join(
             str(m) if isinstance(m, str | os.PathLike) else f"<{side}>" for m, side in sides
