@@ -2,7 +2,7 @@
 tests/golden/version_reductions.onnxtxt and version_axes_ops.onnxtxt, written to a file and
 converted by `maxlower convert`, exits 3 with one `maxlower: error:` line that names the
 op, the reason and a remedy that is not the refused target, leaves no output file, and
-says what `maxlower.convert` raises for the same model (the README's 'Bad inputs' rows)."""
+says what `maxlower.convert` raises for the same model (the rows of docs/bad-inputs.md)."""
 
 from __future__ import annotations
 

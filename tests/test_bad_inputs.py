@@ -1,9 +1,9 @@
-"""The bad-input table of README.md ('Bad inputs'): one test per row.
+"""The bad-input table of docs/bad-inputs.md: one test per row.
 
 Every refused input gets one `maxlower: error: ...` line naming the problem and exit code 2
 (3 where no exact conversion exists), no traceback, an untouched input directory and no
 output file. Each row runs every command it applies to (convert, lower, inspect, verify).
-`test_readme_table_lists_every_row` keeps the README table and ROWS the same.
+`test_readme_table_lists_every_row` keeps that table and ROWS the same.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import maxlower
 from maxlower.cli import cli
 from maxlower.errors import InvalidModelError
 from maxlower.pipeline import load_model
+from tests import doc_pages
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 LATEST = onnx.defs.onnx_opset_version()
@@ -692,13 +693,12 @@ def test_verify_of_different_signatures(tmp_path: pathlib.Path, variant: str):
     assert maxlower.verify(reference, candidate).status == "different"
 
 
-# --- the README table ---------------------------------------------------------------------
+# --- the table of docs/bad-inputs.md ------------------------------------------------------
 
 
 def test_readme_table_lists_every_row():
-    """Each row id of the README's 'Bad inputs' table names a row or a test here."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("## Bad inputs", 1)[1].split("\n## ", 1)[0]
+    """Each row id of the 'Bad inputs' table (docs/bad-inputs.md) names a row or a test here."""
+    section = doc_pages.page("bad-inputs")
     listed = set(re.findall(r"`([a-z0-9-]+)`\s*\|\s*$", section, re.M))
     names = {row.id for row in ROWS}
     tests = {name for name in globals() if name.startswith("test_")}

@@ -1,4 +1,4 @@
-"""Bad inputs, round 2 (README "Bad inputs"): options, profiles, opset imports, function
+"""Bad inputs, round 2 (docs/bad-inputs.md): options, profiles, opset imports, function
 calls and runs without end. Each class is refused as one `maxlower: error: ...` line with
 exit code 2, by every command it applies to, with nothing written; never exit code 4.
 """

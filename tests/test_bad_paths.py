@@ -1,9 +1,9 @@
-"""Bad paths: the rows of README.md's 'Bad inputs' table about the files maxlower reads and
-writes (maxlower/files.py). Each row puts one bad thing in one path argument and runs every
-command that takes that argument (convert, lower, inspect, verify): the refusal is one
-`maxlower: error: ...` line, exit code 2, nothing blocks or reads without bound, and no
+"""Bad paths: the rows of the 'Bad inputs' table (docs/bad-inputs.md) about the files maxlower
+reads and writes (maxlower/files.py). Each row puts one bad thing in one path argument and
+runs every command that takes that argument (convert, lower, inspect, verify): the refusal is
+one `maxlower: error: ...` line, exit code 2, nothing blocks or reads without bound, and no
 file changes (no output, no temporary file, the bad thing itself as it was).
-`test_readme_table_lists_every_path_row` keeps the README table and ROWS the same.
+`test_readme_table_lists_every_path_row` keeps that table and ROWS the same.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import pytest
 from click.testing import CliRunner
 
 from maxlower.cli import cli
+from tests import doc_pages
 from tests.strategies_paths import SLOTS, Layout, applicable, model, snapshot
 from tests.test_interrupt import CHILD, weighted_model  # a child whose writer pauses
 
@@ -418,12 +419,11 @@ def test_two_writers_of_one_output_never_mix_a_pair(tmp_path: pathlib.Path):
     assert sorted(os.listdir(out.parent)) == ["model.onnx", "model.onnx.data"]
 
 
-# --- the README table ---------------------------------------------------------------------
+# --- the table of docs/bad-inputs.md ------------------------------------------------------
 
 
 def test_readme_table_lists_every_path_row():
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("## Bad inputs", 1)[1].split("\n## ", 1)[0]
+    section = doc_pages.page("bad-inputs")
     last_cells = re.findall(r"\|([^|]*)\|\s*$", section, re.M)
     listed = {name for cell in last_cells for name in re.findall(r"`([a-z0-9^-]+)`", cell)}
     names = {row.id for row in ROWS} | set(NPZ)

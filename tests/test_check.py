@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 import maxlower
 from maxlower.cli import cli
+from tests import doc_pages
 from tests.fixtures.catalog import fixtures
 from tests.test_profiles import model_text
 
@@ -111,10 +112,10 @@ def test_cli_and_library_give_the_same_report(tmp_path, name):
 
 
 def readme_check_examples() -> list[tuple[str, str]]:
-    """(command, output) of each `$ maxlower check ...` example in README.md."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    """(command, output) of each `$ maxlower check ...` example in README.md and docs/*.md
+    (docs/cli.md holds one per target)."""
     examples = []
-    for block in re.findall(r"^```text\n(.*?)^```", readme, re.S | re.M):
+    for _, block in doc_pages.blocks("text"):
         for chunk in re.split(r"^\$ ", block, flags=re.M)[1:]:
             command, _, output = chunk.partition("\n")
             if command.startswith("maxlower check "):

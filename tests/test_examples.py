@@ -1,5 +1,5 @@
 """The examples run, the committed example models are valid and up to date, and every
-command and code block in README.md works as shown."""
+command and code block in README.md and docs/*.md works as shown."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import sys
 import onnx
 import pytest
 
+from tests import doc_pages
 from tests.example_models import EXAMPLE_MODEL_NAMES, EXAMPLE_MODELS
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -76,9 +77,9 @@ def test_committed_models_are_up_to_date(tmp_path: pathlib.Path):
         )
 
 
-# -- README -------------------------------------------------------------------------------
-README = (ROOT / "README.md").read_text(encoding="utf-8")
-FENCED = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
+# -- README and docs/ ---------------------------------------------------------------------
+README = doc_pages.text(doc_pages.README)
+FENCED = doc_pages.FENCED
 # Commands that the test suite must not run from inside itself, or that change the
 # environment: each is run by CI (.ci/run) instead.
 NOT_RUN_HERE = (
@@ -91,21 +92,30 @@ NOT_RUN_HERE = (
 )
 
 
-def readme_blocks(language: str) -> list[str]:
-    return [body for lang, body in FENCED.findall(README) if lang == language]
+def page_name(page: pathlib.Path) -> str:
+    return page.relative_to(ROOT).as_posix()
 
 
-def readme_commands() -> list[tuple[str, int]]:
-    """(command, expected exit code) for each shell line, `&&` chains split."""
-    commands = []
-    for block in readme_blocks("sh"):
+def documented_commands() -> list[tuple[str, list[str], int]]:
+    """(page, commands, expected exit code of the last) for each shell line of README.md and
+    docs/*.md: the commands of one `&&` chain run in order in one copy, and a line shown on
+    several pages runs once."""
+    lines, seen = [], set()
+    for page, block in doc_pages.blocks("sh"):
         for line in block.splitlines():
             line, _, comment = line.partition("#")
             expected = re.search(r"exit code (\d+)", comment)
-            for command in filter(None, (c.strip() for c in line.split("&&"))):
-                if not command.startswith(NOT_RUN_HERE):
-                    commands.append((command, int(expected.group(1)) if expected else 0))
-    return commands
+            commands = [c.strip() for c in line.split("&&") if c.strip()]
+            commands = [c for c in commands if not c.startswith(NOT_RUN_HERE)]
+            code = int(expected.group(1)) if expected else 0
+            if commands and (tuple(commands), code) not in seen:
+                seen.add((tuple(commands), code))
+                lines.append((page_name(page), commands, code))
+    return lines
+
+
+def python_blocks() -> list[tuple[str, str]]:
+    return [(page_name(page), body) for page, body in doc_pages.blocks("python")]
 
 
 def test_readme_quick_start_is_exactly_two_commands():
@@ -118,29 +128,43 @@ def test_readme_quick_start_is_exactly_two_commands():
     ]
 
 
-def test_readme_has_commands_to_run():
-    assert any(c.startswith("maxlower convert") for c, _ in readme_commands())
-    assert any(c.startswith("maxlower inspect") for c, _ in readme_commands())
+def test_readme_shows_every_command_and_every_page_has_commands_to_run():
+    readme = [" && ".join(c) for page, c, _ in documented_commands() if page == "README.md"]
+    for command in ("convert", "inspect", "lower", "verify", "prove"):
+        assert any(f"maxlower {command} " in line for line in readme), command
+    assert "\n$ maxlower check " in README  # shown with its output: tests/test_check.py
+    pages = {page for page, _, _ in documented_commands()}
+    assert {"README.md", "docs/cli.md", "docs/proof.md", "docs/development.md"} <= pages
 
 
 @pytest.mark.parametrize(
-    ("command", "expected"), readme_commands(), ids=[c for c, _ in readme_commands()]
+    ("page", "commands", "expected"),
+    documented_commands(),
+    ids=[f"{page}: {' && '.join(commands)}" for page, commands, _ in documented_commands()],
 )
-def test_readme_command_runs(command: str, expected: int, workdir: pathlib.Path):
-    args = shlex.split(command)
-    if args[0] == "maxlower":
-        args = [sys.executable, "-m", "maxlower", *args[1:]]
-    elif args[0] == "python":
-        args = [sys.executable, *args[1:]]
-    result = run(args, cwd=workdir)
-    assert result.returncode == expected, result.stdout + result.stderr
+def test_documented_command_runs(
+    page: str, commands: list[str], expected: int, workdir: pathlib.Path
+):
+    for number, command in enumerate(commands, 1):
+        args = shlex.split(command)
+        if args[0] == "maxlower":
+            args = [sys.executable, "-m", "maxlower", *args[1:]]
+        elif args[0] == "python":
+            args = [sys.executable, *args[1:]]
+        result = run(args, cwd=workdir)
+        wanted = expected if number == len(commands) else 0
+        assert result.returncode == wanted, result.stdout + result.stderr
     if expected:
         assert result.stderr.startswith("maxlower: error: ")
         assert "Traceback" not in result.stderr
 
 
-@pytest.mark.parametrize("block", readme_blocks("python"), ids=lambda b: b.splitlines()[0])
-def test_readme_python_block_runs(block: str, workdir: pathlib.Path):
+@pytest.mark.parametrize(
+    ("page", "block"),
+    python_blocks(),
+    ids=[f"{page}: {block.splitlines()[0]}" for page, block in python_blocks()],
+)
+def test_documented_python_block_runs(page: str, block: str, workdir: pathlib.Path):
     result = run([sys.executable, "-c", block], cwd=workdir)
     assert result.returncode == 0, result.stdout + result.stderr
 

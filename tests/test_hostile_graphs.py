@@ -1,6 +1,6 @@
 """Silent wrong models (issue 12): names, defaults, attribute references, omitted axes.
 
-README 'Bad inputs' rows, each run with every command (convert, lower, inspect, verify):
+Rows of docs/bad-inputs.md, each run with every command (convert, lower, inspect, verify):
 
 - values named like generated ones: the names a conversion makes are fresh in the whole
   model (passes/names.py), on the command line's sparse path too;

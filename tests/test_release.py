@@ -120,6 +120,7 @@ def test_the_sdist_holds_the_tracked_files_and_no_generated_data(dists: Dists):
     tracked = tracked_files()
     if tracked is None:  # not a git checkout (an unpacked sdist, say): what the tests need
         assert {"README.md", "LICENSE", "CHANGELOG.md", "tests/test_release.py"} <= files
+        assert {"docs/cli.md", "docs/bad-inputs.md", "docs/report.png"} <= files  # tests read them
         assert any(name.startswith("tests/fixtures/models/") for name in files)
         return
     missing, extra = set(tracked) - files, files - set(tracked)

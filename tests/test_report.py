@@ -1,5 +1,5 @@
 """`--report FILE.html` (maxlower.report): what the page holds, that every door writes the
-same page, and that the report path follows the output rules (README, "Bad inputs").
+same page, and that the report path follows the output rules (docs/bad-inputs.md).
 The page in a real browser: tests/test_report_browser.py."""
 
 from __future__ import annotations
@@ -259,7 +259,7 @@ def test_a_site_record_names_what_the_pipeline_said():
     assert record.kind == "rewritten" and record.step == "18→13"
 
 
-# --- the output rules (README, "Bad inputs") -------------------------------------------------
+# --- the output rules (docs/bad-inputs.md) ---------------------------------------------------
 
 
 @pytest.fixture

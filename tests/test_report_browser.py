@@ -5,9 +5,9 @@ through chromedriver.
 It opens the page offline, takes a screenshot and checks that it is not blank, that the
 page's own JavaScript logged no error, that it holds one drawing per rewrite site, and
 that the search box filters the table; on the largest fixture, that the page loads in
-under 2 s and is under 5 MB. The README's screenshot (docs/report.png) is regenerated and
-compared with the committed one in size and structure (which parts of the page hold
-ink), not pixel by pixel: fonts and antialiasing may differ between machines.
+under 2 s and is under 5 MB. The screenshot in docs/reports.md (docs/report.png) is
+regenerated and compared with the committed one in size and structure (which parts of the
+page hold ink), not pixel by pixel: fonts and antialiasing may differ between machines.
 `MAXLOWER_UPDATE_SCREENSHOT=1` rewrites it.
 
 Without Chromium these tests skip and say why, except in CI (env CI set), where they
@@ -145,7 +145,7 @@ def test_the_console_log_is_read(browser, tmp_path):
 
 
 def test_the_acceptance_report_renders_every_rewrite(browser, tmp_path, monkeypatch):
-    monkeypatch.chdir(ROOT)  # the README's command, as a user types it (nothing written)
+    monkeypatch.chdir(ROOT)  # docs/reports.md's command, as a user types it (nothing written)
     page = _report(tmp_path, "convert", NESTED.relative_to(ROOT), "--opset", 11)
     assert _errors(_open(browser, page)) == []
     _, report = maxlower.convert_with_report(onnx.load(NESTED), 11)
