@@ -16,7 +16,8 @@ anything is opened, every read is bounded, and every file written goes through o
 /dev/zero never ends; reading either hangs the command or fills memory. Every path argument
 (IN, verify's two models, --profile, --inputs) must be a regular file, checked with stat
 before it is opened, and again with fstat on what was opened (opened O_NONBLOCK, so that a
-FIFO swapped in between cannot block the open). Reads are bounded (README, "Bad inputs"):
+FIFO swapped in between cannot block the open). Reads are bounded (docs/bad-inputs.md,
+"Reading"):
 
     MODEL_FILE_LIMIT     2 GiB - 1: protobuf parses no larger message (weights beyond that
                          belong in external data, which is never read whole)

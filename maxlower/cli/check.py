@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     help="""List the backend profiles that ship with maxlower, one line each.
 
 Pass a name to `maxlower lower --profile NAME` or `maxlower convert --profile NAME`,
-or write your own profile file and pass its path (schema: README.md, "Lowering and
-profiles"). Each shipped file is in maxlower/profiles/ and cites its sources.""",
+or write your own profile file and pass its path (schema: docs/profiles.md, "Profile
+files"). Each shipped file is in maxlower/profiles/ and cites its sources.""",
     short_help="List the backend profiles.",
 )
 @click.option("--paths", is_flag=True, help="Also print where each profile file is.")
@@ -55,21 +55,19 @@ def profiles(paths: bool, debug: bool) -> None:
 
 @cli.command(
     help="""Say, before deploying, what the target P would reject in IN and what
-`maxlower lower` would do about it. Nothing is written.
+`maxlower lower` would do about it. Nothing is written (but --json).
 
-For every node P rejects (main graph, subgraphs, functions) it prints the rule and
-the source the profile cites for it, then the exact form `lower` would choose: the
-decompositions, the node count and the planner's cost estimate (1 is an Add over the
-node's input). Nodes that no exact form can fix are listed with the reason and what
-would make them possible. A profile with an opset window, or --opset N, converts first,
-and the report says so. Repeat --profile for what several targets all accept.
-maxlower.check() in Python runs the same pipeline and gives the same report.
+For each rejected node: the profile's rule and the source it cites, and the exact form
+`lower` would choose, with its node count and estimated cost; a node no exact form can
+fix is listed with what would make it possible. A profile's opset window, or --opset N,
+converts first. Repeat --profile for what several targets all accept. maxlower.check()
+gives the same report. Details: docs/cli.md, "maxlower check"; the profiles:
+docs/profiles.md.
 
 \b
 Examples:
   maxlower check model.onnx --profile qnn-htp
   maxlower check model.onnx --profile rknn --profile onnxruntime --json plan.json
-  maxlower check model.onnx --profile coreml --opset 13 --strict
 
 \b
 Exit codes:

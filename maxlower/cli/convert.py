@@ -49,46 +49,23 @@ if TYPE_CHECKING:
 @cli.command(
     help=f"""Convert the model IN to opset N, exactly, and write it to OUT.
 
-Loads IN, rewrites every Max / ReduceMax / ArgMax node (and every Min / ReduceMin /
-ArgMin node) that the target opset needs
-in another form (for example ReduceMax-18's `axes` input becomes ReduceMax-13's
-`axes` attribute), brings every other node to N (relabelled, adapted, or converted on
-its own by onnx.version_converter), sets the default-domain opset import to N, checks
-the result with onnx.checker (full_check) and writes it. maxlower.convert() in Python
-runs the same pipeline and gives the same model or the same refusal.
-
-It prints what changed, grouped by kind with counts: rewritten (family nodes, one
-line each), relabelled, adapted, delegated, expanded and lowered (one line per op
-and version step). --quiet prints nothing but errors; --json PATH writes the same
-report as data, every node listed.
-
-OUT defaults to <stem>.opset<N>.onnx beside IN. IN is never overwritten unless you
-pass --in-place. The file is written to a temporary name in the same directory and
-then renamed, so OUT is never left half-written; nothing is written when an error
-occurs.
+OUT defaults to <stem>.opset<N>.onnx beside IN (<stem>.opset<N>.<P>.onnx with --profile
+P); it is never written over IN without --in-place, is written atomically, and nothing is
+written on an error. Every Max, ReduceMax, ArgMax, Min, ReduceMin and ArgMin node is
+rewritten into a form that gives identical results at N, every other node is relabelled,
+adapted or converted on its own by onnx.version_converter, and the result passes
+onnx.checker's full check. --dry-run writes nothing; --verify tests and --prove proves the
+result before it is written (on a difference or an unproved site nothing is written:
+--force writes anyway); --profile P also lowers it for a backend. maxlower.convert() in
+Python runs the same pipeline. What it prints, and every option: docs/cli.md,
+"maxlower convert".
 
 \b
 Examples:
   maxlower convert model.onnx --opset 13                # -> model.opset13.onnx
-  maxlower convert model.onnx --opset 11 -o out/model11.onnx
   maxlower convert model.onnx --opset 13 --dry-run      # summary only
   maxlower convert model.onnx --opset 13 --in-place     # replaces model.onnx
-  maxlower convert model.onnx --opset 11 --verify       # proves it, or writes nothing
-  maxlower convert model.onnx --opset 13 --profile tensorrt   # convert, then lower
-
-With --profile P the converted model is also lowered for the backend profile P, as
-`maxlower lower` does, and OUT defaults to <stem>.opset<N>.<P>.onnx.
-
-With --verify the original and the result run on the same generated inputs (see
-`maxlower verify --help`, whose input options apply here too); on a difference
-nothing is written and the exit code is 1 (--force writes anyway, still exit 1).
-
-With --prove every rewrite site of the run is proved equal to the node it replaced,
-for all inputs, by the SMT prover (see `maxlower prove --help`; needs maxlower[prove]):
-on a counterexample nothing is written, its inputs go to OUT.counterexample.npz and the
-exit code is 1; on an inconclusive site (an op outside the prover's fragment, a size past
-its budget, a timeout: the message names the node, op and size) nothing is written and
-the exit code is 5. --force writes anyway and keeps the exit code.
+  maxlower convert model.onnx --opset 11 --verify       # tests it, or writes nothing
 
 {EXIT_CODES_HELP}""",
     short_help="Convert a model to another opset, exactly.",
@@ -181,31 +158,17 @@ def convert(
 @cli.command(
     help=f"""Lower the model IN for the backend profile P, exactly, and write it to OUT.
 
-A profile says what a backend accepts: which of Max, ReduceMax, ArgMax (and their Min
-twins) it has, for
-which element types, and constraints such as constant axes, no select_last_index or a
-minimum rank (`maxlower profiles` lists the shipped ones; --profile also takes the
-path of your own .toml file, schema in README.md). Every node that P does not accept
-is rewritten into the cheapest exact form that P accepts (for example ArgMax without
-ArgMax: ReduceMax + Equal + Where + ReduceMin), at IN's own opset; the result is
-checked with onnx.checker (full_check) and written. A summary lists each lowered node,
-why P rejects it and the decompositions used.
-
-OUT defaults to <stem>.<P>.onnx beside IN. As for `convert`: IN is never overwritten
-without --in-place, OUT is written atomically, and nothing is written on an error.
+OUT defaults to <stem>.<P>.onnx beside IN, written as `convert` writes. Every node P
+does not accept becomes the cheapest exact form that P accepts, at IN's own opset, and the
+summary says why P rejects it and which decompositions replaced it. P is a shipped
+profile (`maxlower profiles`) or the path of a .toml file (schema: docs/profiles.md,
+"Profile files"); --verify and --prove check the result before it is written, as for
+`convert`. Details: docs/profiles.md.
 
 \b
 Examples:
   maxlower lower model.onnx --profile primitives        # -> model.primitives.onnx
   maxlower lower model.onnx --profile onnxruntime --verify
-  maxlower lower model.onnx --profile my_backend.toml -o out.onnx
-  maxlower convert model.onnx --opset 13 --profile tensorrt   # convert, then lower
-
-With --verify the original and the result run on the same generated inputs (see
-`maxlower verify --help`); on a difference nothing is written and the exit code is 1.
-
-With --prove every rewrite site is proved by the SMT prover before writing, as for
-`convert --prove`: a counterexample exits 1, an inconclusive site 5, nothing written.
 
 {EXIT_CODES_HELP}
 Here exit code 3 means that some node has no exact form that P accepts; the message

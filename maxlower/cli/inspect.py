@@ -31,14 +31,11 @@ if TYPE_CHECKING:
     help=f"""List the Max- and Min-family nodes of IN and, with --opset, what conversion
 would do.
 
-For every Max, ReduceMax, ArgMax, Min, ReduceMin and ArgMin node (main graph,
-subgraphs of If/Loop/Scan, and model-local functions) this prints where it is, its op
-and schema version at the model's opset, its inputs with their element types and
-shapes (and constant values of int64 inputs such as ReduceMax's axes), and its
-attributes.
-
-With --opset N, it also converts a copy of the model to N (nothing is written) and
-says per node what would be rewritten, or why no exact form exists.
+For every Max, ReduceMax, ArgMax, Min, ReduceMin and ArgMin node (main graph, subgraphs,
+model-local functions): where it is, its op and schema version, its inputs' element types
+and shapes (and constant axes), and its attributes; with --opset N, also what converting
+a copy to N would do to each node, or why no exact form exists. Nothing is written.
+Details: docs/cli.md, "maxlower inspect".
 
 \b
 Examples:

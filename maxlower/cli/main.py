@@ -221,7 +221,8 @@ Examples:
   maxlower inspect model.onnx --opset 11
   maxlower verify model.onnx model.opset13.onnx
 
-Run `maxlower COMMAND --help` for each command's options.
+Run `maxlower COMMAND --help` for each command's options. Documentation: README.md
+and the pages in docs/ (in the source tree and the sdist).
 
 {EXIT_CODES_HELP}""",
     context_settings={"help_option_names": ["-h", "--help"]},

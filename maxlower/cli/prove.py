@@ -125,39 +125,18 @@ def proof_options(function):
     "prove",
     help=f"""Prove that CANDIDATE computes what REFERENCE computes, for all inputs.
 
-Translation validation with an SMT solver (z3): both models are run by a
-symbolic interpreter of ONNX (IEEE floating point terms for float16,
-bfloat16, float32 and float64, bit-vectors for integers) at every binding of
-their symbolic dims (--dim fixes one; the others take each size from 0 to
---max-dim), and the solver looks for an input on which the outputs differ.
-Outputs are compared with NaN equal to NaN and -0.0 equal to +0.0 (or
-distinct, --signed-zeros). Semantics are ONNX's, and onnx.reference's where
-ONNX is silent (NaN in ReduceMax/ArgMax); a float to integer Cast of NaN or
-out of range is undefined, and integer arithmetic wraps around (reported).
-
-When the whole-model proof is outside the fragment (a Conv elsewhere in the
-model) or too large, the regions where the two models differ are proved one by
-one and compose into a proof of the whole (method "sites"; the nodes both share
-are taken as equal, an assumption the report states across opsets).
-
-A candidate that is not valid at its opset (a type its schema does not take,
-If branches of two shapes before If-11, a value that breaks its declared shape)
-is refuted, never proved (exit 1). --strict leaves a NaN that reaches
-ReduceMax/ArgMax unspecified, as ONNX does, instead of onnx.reference's NaN.
-
-With --rules: prove every version adapter and decomposition that maxlower
-ships, per dtype, at n = 1..--max-dim (default 4), and print the table. The
-method column says how each row was proved: unchanged (the rule left the node
-as it was), semilattice (max-only graphs: equal sets of elements, any n),
-lemma (a fold of one two-input form, proved once bit for bit), order (graphs
-that only compare, select and move data, run on ranks), or full (the SMT
-query at full precision). See README.md, "Proof".
-
-Needs the solver: pip install "maxlower[prove]".
+At every size of the symbolic dims from 0 to --max-dim (--dim fixes one), with the SMT
+solver z3 (pip install "maxlower[prove]"): outputs equal with NaN equal to NaN and -0.0
+equal to +0.0 (unless --signed-zeros), under onnx.reference's semantics where ONNX is
+silent. A candidate that is not valid at its opset is refuted (exit 1); an op, a size or
+a time the prover cannot cover is inconclusive and named (exit 5); models too large for
+one proof are proved region by region. With --rules it proves every shipped version
+adapter and decomposition instead. Details: docs/proof.md (the methods, and the table of
+every shipped rule).
 
 \b
 Examples:
-  maxlower prove model.onnx model.opset13.onnx --dim N=3
+  maxlower prove model.onnx model.opset13.onnx
   maxlower prove --rules --max-dim 4
 
 {PROVE_EXIT_CODES_HELP}""",

@@ -1,8 +1,8 @@
 """Backend profiles: what a deployment target accepts, as TOML data files in this package.
 
     load_profile("tensorrt")            a shipped profile, by name
-    load_profile("path/to/mine.toml")   your own file (schema: README.md, "Lowering and
-                                        profiles")
+    load_profile("path/to/mine.toml")   your own file (schema: docs/profiles.md, "Profile
+                                        files")
     load_profiles(["rknn", "onnxruntime"])  what both accept (a ProfileSet)
     shipped_profiles()                  {name: Profile} of the files here
 

@@ -1,4 +1,5 @@
-"""A backend profile: what one backend accepts, read from a TOML file (schema in README.md).
+"""A backend profile: what one backend accepts, read from a TOML file (schema in
+docs/profiles.md, "Profile files").
 
     name = "tensorrt"
     description = "one line for `maxlower profiles`"

@@ -51,9 +51,9 @@ from maxlower.prove.semilattice import semilattice_equal, semilattice_witness
 from passes.graph_utils import graph_protos
 
 # What the full SMT proof takes on, measured on this machine (tests/test_prove_sites.py
-# and the README's "Proof" section give the figures): a float32 ReduceMax's select tree
-# over a row of 6 elements proves in 3.4 s, of 8 in 65 s; ArgMax over 6 in 9.6 s; an
-# elementwise Max over 64 elements in 0.5 s. The cost is the elements each output element
+# and docs/proof.md, "Proof of a run's sites", give the figures): a float32 ReduceMax's
+# select tree over a row of 6 elements proves in 3.4 s, of 8 in 65 s; ArgMax over 6 in
+# 9.6 s; an elementwise Max over 64 elements in 0.5 s. The cost is the elements each output element
 # reads (the fan-in: input elements per output element of the node), and, more mildly,
 # the total. Past these the site is inconclusive unless the semilattice method applies.
 FULL_FAN_IN = 6
