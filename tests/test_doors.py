@@ -28,12 +28,13 @@ import onnx
 import pytest
 from click.testing import CliRunner
 from google.protobuf.message import Message
-from hypothesis import example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 from onnx import numpy_helper
 
 import maxlower
 from maxlower.cli import cli
+from tests import budget
 from tests.conformance import family_cases
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -366,7 +367,7 @@ CHAIN_MODELS = [name for name in CORPUS if name not in SLOW]
 
 
 @pytest.mark.parametrize("door", ["cli", "library"])
-@settings(max_examples=25, derandomize=True)
+@budget.fuzz(25, derandomize=True)
 @given(
     name=st.sampled_from(CHAIN_MODELS),
     a=st.sampled_from(TARGETS),

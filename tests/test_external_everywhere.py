@@ -26,12 +26,13 @@ import numpy as np
 import onnx
 import onnx_ir as ir
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from onnx import TensorProto, helper, numpy_helper
 
 import maxlower
 from maxlower.external import inlined
 from maxlower.runtime import onnxruntime_session
+from tests import budget
 from tests.strategies_ext_data import (
     ExternalCase,
     build,
@@ -329,11 +330,11 @@ def _training_info(model: pathlib.Path | onnx.ModelProto) -> list:
 
 # --- fuzz ---------------------------------------------------------------------------------
 
-EXAMPLES = int(os.environ.get("MAXLOWER_EXT_DATA_EXAMPLES", "12"))
+EXAMPLES = 12  # in the slow tier (tests/budget.py)
 
 
-@settings(
-    max_examples=EXAMPLES,
+@budget.fuzz(
+    EXAMPLES,
     derandomize=True,
 )
 @given(case=external_cases())

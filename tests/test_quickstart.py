@@ -29,7 +29,7 @@ IN_THE_COPY = (
     "tests/test_io_sparse.py::test_the_sparse_path_writes_what_the_full_path_writes",
     # parametrized over the example models
     "tests/test_verify.py::test_a_model_is_equivalent_to_itself",
-    # the example models are its seeds (fewer cases here: MAXLOWER_FUZZ_FILE_EXAMPLES below)
+    # the example models are its seeds (its default-tier item: a tenth of its cases)
     "tests/test_fuzz_files.py::test_damaged_files_end_in_a_clean_exit",
     # test_examples.py: the tests of the example models, and those whose `workdir` copies
     # them; its other README commands (about 20 s) run in that same `workdir`
@@ -120,7 +120,6 @@ def test_the_quick_start_then_the_tests_on_a_fresh_copy(tmp_path: pathlib.Path):
     # editable install's.
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     env["PYTHONPATH"] = str(copy)
-    env["MAXLOWER_FUZZ_FILE_EXAMPLES"] = "100"
     where = run(
         [
             sys.executable,
@@ -148,9 +147,10 @@ def test_the_quick_start_then_the_tests_on_a_fresh_copy(tmp_path: pathlib.Path):
     assert result.stdout.rstrip().endswith(f"wrote {output}")
     after_convert = files(copy)
 
-    # No test, in any module, is parametrized over the new file.
+    # No test, in any module of either tier (docs/testing.md), is parametrized over the new file.
     pytest_args = [sys.executable, *quick_start_pytest()[1:], "-p", "no:cacheprovider"]
-    collected = run([*pytest_args, "--collect-only", "-q", "tests"], copy, env)
+    both_tiers = ["-m", "slow or not slow"]
+    collected = run([*pytest_args, "--collect-only", "-q", *both_tiers, "tests"], copy, env)
     assert collected.returncode == 0, collected.stdout[-3000:] + collected.stderr[-3000:]
     name = pathlib.PurePosixPath(output).name
     assert [line for line in collected.stdout.splitlines() if name in line] == []
