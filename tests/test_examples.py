@@ -13,6 +13,7 @@ import sys
 import onnx
 import pytest
 
+from tests import tiers
 from tests.example_models import EXAMPLE_MODEL_NAMES, EXAMPLE_MODELS
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -123,8 +124,20 @@ def test_readme_has_commands_to_run():
     assert any(c.startswith("maxlower inspect") for c, _ in readme_commands())
 
 
+# The default tier runs the first README command of each program and subcommand (`maxlower
+# convert`, `maxlower lower`, ..., `python examples/....py`) and exit code, each a second or
+# more of start-up; the slow tier the others (a command that proves a whole model, `--prove`,
+# always: seconds of solving).
+FIRST_OF_EACH_COMMAND = tiers.first_of_each(
+    [(c, code) for c, code in readme_commands() if "--prove" not in c],
+    lambda command: (*command[0].split()[:2], command[1]),
+)
+
+
 @pytest.mark.parametrize(
-    ("command", "expected"), readme_commands(), ids=[c for c, _ in readme_commands()]
+    ("command", "expected"),
+    tiers.split(readme_commands(), keep=FIRST_OF_EACH_COMMAND.__contains__),
+    ids=[c for c, _ in readme_commands()],
 )
 def test_readme_command_runs(command: str, expected: int, workdir: pathlib.Path):
     args = shlex.split(command)

@@ -1,13 +1,14 @@
 """Any ONNX backend node case to any opset: converted into a model that passes the full check,
 or refused with a ConversionError (exit 3), never an internal error (tests/strategies_backend
 .py says which classes this found). Derandomised: CI runs the same share of the pairs
-(EXAMPLES in the slow tier, a tenth in the default tier: tests/budget.py); for a longer run
-use `--hypothesis-profile=long` (all 1,800 cases × 22 targets take hours).
+(EXAMPLES in the slow tier, a small share in the default tier: tests/budget.py); for a longer
+run use `--hypothesis-profile=long` (all 1,800 cases × 22 targets take hours).
 """
 
 from __future__ import annotations
 
 import onnx
+import pytest
 from hypothesis import given, note
 
 import maxlower
@@ -19,6 +20,8 @@ from tests.strategies_backend import backend_cases, backend_conversions
 EXAMPLES = 120
 
 
+@pytest.mark.slow  # collecting onnx's backend cases takes seconds (the fuzz test's default
+# tier item collects them too, and draws from them)
 def test_the_corpus_is_the_whole_backend_suite():
     names = [name for name, _ in backend_cases()]
     assert len(names) > 1000
