@@ -8,7 +8,7 @@ tier runs, and one multiplier, the hypothesis profile's, scales all of them (doc
 makes the test two items, `test_something[default]` in the default tier and
 `test_something[slow]` in the slow tier (the `tier` fixture of tests/conftest.py), and runs
 `examples(1000)` cases in either. Which tier a run is of picks the profile (tests/conftest.py):
-the default tier's multiplies every budget by 0.1 and is derandomised, the slow tier's runs the
+the default tier's multiplies every budget by 0.05 and is derandomised, the slow tier's runs the
 budgets as written. `--hypothesis-profile=long` runs ten times the slow tier's budgets, drawn
 afresh (derandomised tests included); it is how to fuzz for longer:
 
@@ -28,7 +28,7 @@ from hypothesis import settings
 T = TypeVar("T", bound=Callable)
 
 # The one multiplier, per profile (the profiles themselves: tests/conftest.py).
-MULTIPLIERS = {"default": 0.1, "slow": 1.0, "long": 10.0}
+MULTIPLIERS = {"default": 0.05, "slow": 1.0, "long": 10.0}
 
 # Both tiers of a fuzz test (the `tier` fixture's parameters).
 TIERS = ("default", "slow")

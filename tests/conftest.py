@@ -30,7 +30,8 @@ SHARED = settings(
         HealthCheck.filter_too_much,
     ],
 )
-# The default tier's: a tenth of every budget (budget.MULTIPLIERS), the same cases every run.
+# The default tier's: a small share of every budget (budget.MULTIPLIERS), the same cases every
+# run.
 settings.register_profile("default", SHARED, derandomize=True, database=None)
 # The slow tier's: every budget as written, derandomised where a test says so.
 settings.register_profile("slow", SHARED)

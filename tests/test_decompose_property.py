@@ -9,7 +9,8 @@ included), axes and attributes, on values full of ties, extremes, ±inf, -0.0 an
 2. The same nodes lowered with a random profile: every node left is accepted by the profile,
    and the outputs are bit-identical.
 
-Budget: EXAMPLES cases per test in the slow tier, a tenth in the default tier (tests/budget.py).
+Budget: EXAMPLES cases per test in the slow tier, a small share in the default tier
+(tests/budget.py).
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ For every case: `lower` gives a model that holds no node the profiles reject, pa
 checker, sits in their opset window and computes what the input does (`maxlower.verify`), or
 refuses in one line with exit code 3; and `maxlower.check` agrees (it lists a node without an
 exact form exactly when `lower` refuses for a rejected node). Budget:
-EXAMPLES cases per test in the slow tier, a tenth in the default tier (tests/budget.py),
-derandomised in both.
+EXAMPLES cases per test in the slow tier, a small share in the default tier
+(tests/budget.py), derandomised in both.
 """
 
 from __future__ import annotations

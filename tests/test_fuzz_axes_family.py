@@ -7,8 +7,8 @@ that is not the refused target itself, or it gives a model that passes the full 
 and gives the original's outputs bit for bit (NaN equals NaN, -0.0 equals +0.0) in the
 runtime that ran the original (onnxruntime, else onnx.reference, for both).
 
-Budget: the slow tier runs EXAMPLES cases, the default tier a tenth (tests/budget.py), the
-same ones every run (derandomised). To fuzz longer, on fresh cases:
+Budget: the slow tier runs EXAMPLES cases, the default tier a small share (tests/budget.py),
+the same ones every run (derandomised). To fuzz longer, on fresh cases:
 
     python -m pytest -m slow --hypothesis-profile=long tests/test_fuzz_axes_family.py
 """

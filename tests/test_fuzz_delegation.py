@@ -1,7 +1,7 @@
 """Fuzz the class of issue 13: on values of unknown rank (tests/strategies_delegation.py),
 maxlower is correct wherever onnx.version_converter is, never invalid or wrong, and its
 refusals name a remedy without the failed target. Derandomised: CI runs the same cases
-(EXAMPLES in the slow tier, a tenth in the default tier: tests/budget.py)."""
+(EXAMPLES in the slow tier, a small share in the default tier: tests/budget.py)."""
 
 from __future__ import annotations
 

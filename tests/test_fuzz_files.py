@@ -3,8 +3,8 @@ fields spliced from another model) through `maxlower convert` and `maxlower insp
 
 Whatever the bytes, the command ends with exit code 0, 2 or 3, never 4 (an internal error)
 and never a traceback; a refusal is one line; the input file is unchanged and nothing but
-the output (on success) is written. Budget: EXAMPLES cases in the slow tier, a tenth in the
-default tier (tests/budget.py).
+the output (on success) is written. Budget: EXAMPLES cases in the slow tier, a small share
+in the default tier (tests/budget.py).
 """
 
 from __future__ import annotations

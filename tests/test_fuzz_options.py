@@ -1,6 +1,6 @@
 """Fuzzed bad option values and profile files (tests/strategies_options.py): every one is
 refused with exit code 2 and one `maxlower: error: ...` line, never a traceback or exit 4.
-A small budget (EXAMPLES cases per test in the slow tier, a tenth in the default tier:
+A small budget (EXAMPLES cases per test in the slow tier, fewer in the default tier:
 tests/budget.py): the refusals come before any model is read."""
 
 from __future__ import annotations

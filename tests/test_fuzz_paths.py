@@ -6,8 +6,8 @@ also reads or writes. Every case must be refused with exit code 2 and one line, 
 child's timeout and address-space limit, with every file under the case's directory (and
 the system's devices) as they were.
 
-The slow tier runs EXAMPLES cases, the default tier a tenth (tests/budget.py), the same each
-time; a longer run:
+The slow tier runs EXAMPLES cases, the default tier a small share (tests/budget.py), the same
+each time; a longer run:
 
     python -m pytest -m slow --hypothesis-profile=long tests/test_fuzz_paths.py
 """

@@ -11,7 +11,7 @@ Per case also: the command line and the library give the same model or refusal, 
 conversion through a drawn intermediate opset succeeds and verifies whenever the two direct
 ones do (two known classes are counted instead: see `_assert_chain_converts`).
 
-Budget: the slow tier runs EXAMPLES cases, the default tier a tenth of them (tests/budget.py),
+Budget: the slow tier runs EXAMPLES cases, the default tier a small share (tests/budget.py),
 the same ones every run (derandomised: a red CI is a real regression, not a new draw). To fuzz
 for a while instead:
 

@@ -6,7 +6,7 @@ earlier step of the same stage made) inside the AFTER side of the site that made
 nodes compute the site's outputs from values that existed before. A refused job writes
 nothing.
 
-Budget: EXAMPLES cases in the slow tier, a tenth in the default tier (tests/budget.py)."""
+Budget: EXAMPLES cases in the slow tier, a small share in the default tier (tests/budget.py)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 random opset, converted to a random opset, gives
 bit-identical outputs on inputs full of ties and extremes, or is refused with a clear error.
 
-Budget: EXAMPLES cases in the slow tier, a tenth in the default tier (tests/budget.py).
+Budget: EXAMPLES cases in the slow tier, a small share in the default tier (tests/budget.py).
 """
 
 from __future__ import annotations
