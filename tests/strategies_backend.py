@@ -31,7 +31,9 @@ def backend_cases() -> tuple:
 
 
 def backend_conversions() -> st.SearchStrategy[tuple[str, onnx.ModelProto, int]]:
-    """A backend case and a target opset."""
-    return st.tuples(st.sampled_from(backend_cases()), st.sampled_from(TARGETS)).map(
+    """A backend case and a target opset (the cases collected at the first draw, not when a
+    test module is collected: collecting them takes seconds)."""
+    cases = st.deferred(lambda: st.sampled_from(backend_cases()))
+    return st.tuples(cases, st.sampled_from(TARGETS)).map(
         lambda drawn: (drawn[0][0], drawn[0][1], drawn[1])
     )

@@ -10,6 +10,10 @@ target and onnxruntime both accept):
 A model the pair refuses (exit code 3) must be one that `maxlower.check` lists nodes
 without an exact form for: the two doors agree on what cannot be done. Each profile must
 lower most models, so that the test tests something.
+
+The default tier runs the fixtures but the larger zoo networks (tests/tiers.py), and the
+conformance cases for every profile but the two whose run over the 41 cases takes longest
+(each still lowers the fixtures there); the slow tier runs the rest.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from maxlower.profiles import load_profiles
 from maxlower.runtime import bit_equal, onnxruntime_session
 from passes.errors import ConversionError
 from passes.function_types import InferFunctionTypesPass
+from tests import tiers
 from tests.conformance import family_cases
 from tests.fixtures.catalog import fixtures
 
@@ -81,7 +86,9 @@ def lowered_or_refused(model: onnx.ModelProto, profiles: list[str]) -> onnx.Mode
     return None
 
 
-@pytest.mark.parametrize("profile", ACCELERATORS)
+@pytest.mark.parametrize(
+    "profile", tiers.split(ACCELERATORS, keep=lambda p: p not in ("coreml", "ncnn"))
+)
 def test_conformance_cases(profile):
     pair = [profile, "onnxruntime"]
     loaded = load_profiles(pair)
@@ -101,7 +108,9 @@ def test_conformance_cases(profile):
     assert refused <= MOST_REFUSED.get(profile, 0)
 
 
-@pytest.mark.parametrize("name", sorted(FIXTURES))
+@pytest.mark.parametrize(
+    "name", tiers.split(sorted(FIXTURES), keep=lambda name: not tiers.large_network(name))
+)
 def test_fixtures(name):
     """Per fixture, every profile: pairs that give the same model are verified once."""
     fixture = FIXTURES[name]

@@ -24,6 +24,7 @@ from maxlower.runtime import bit_equal
 from passes import ConversionError
 from passes.builder import axes_input_since
 from passes.version.reduce_axes import NOOP_IS_IDENTITY, REDUCTIONS
+from tests import tiers
 
 FLOAT_ONLY = {"ReduceLogSum", "ReduceLogSumExp"}
 EDGES = np.array([1e30, -1e-30, 3.4e38, -0.0, np.nan, -np.inf, np.inf, 1e-45, 7.25, -3.0])
@@ -79,9 +80,23 @@ SHAPES = [(2, 3, 4), (2, 0, 3)]
 RUN_TIME_AXES = [[0], [-1], [1, -3], [0, 1, 2], []]
 
 
-@pytest.mark.parametrize("noop", [0, 1])
-@pytest.mark.parametrize("keepdims", [0, 1])
-@pytest.mark.parametrize("op", REDUCTIONS)
+# Every (op, keepdims, noop); the default tier runs each op at one (keepdims, noop), taking
+# each in turn, the slow tier the rest.
+KEEPDIMS_NOOP = [(0, 0), (0, 1), (1, 0), (1, 1)]
+RUN_TIME_AXES_DOWN = [
+    pytest.param(
+        op,
+        keepdims,
+        noop,
+        id=f"{op}-{keepdims}-{noop}",
+        marks=() if KEEPDIMS_NOOP[k % 4] == (keepdims, noop) else tiers.slow,
+    )
+    for k, op in enumerate(REDUCTIONS)
+    for keepdims, noop in KEEPDIMS_NOOP
+]
+
+
+@pytest.mark.parametrize(("op", "keepdims", "noop"), RUN_TIME_AXES_DOWN)
 def test_reduction_run_time_axes_down(op, keepdims, noop):
     """Axes from a graph input, to the last opset with the attribute, for every subset."""
     since = axes_input_since(op)
@@ -107,8 +122,15 @@ def test_reduction_run_time_axes_down(op, keepdims, noop):
 CONSTANT_AXES = [None, [], [-1], [0, 2], [1]]
 
 
-@pytest.mark.parametrize("noop", [0, 1])
-@pytest.mark.parametrize("op", REDUCTIONS)
+# Every (op, noop); the default tier runs each op at one noop, taking each in turn.
+@pytest.mark.parametrize(
+    ("op", "noop"),
+    [
+        pytest.param(op, noop, id=f"{op}-{noop}", marks=() if k % 2 == noop else tiers.slow)
+        for k, op in enumerate(REDUCTIONS)
+        for noop in (0, 1)
+    ],
+)
 def test_reduction_constant_axes_both_ways(op, noop):
     """Constant axes (absent, empty, negative) down to the attribute, and back up."""
     since = axes_input_since(op)

@@ -28,7 +28,7 @@ import maxlower
 from maxlower.cli import cli
 from maxlower.errors import InvalidModelError
 from maxlower.pipeline import load_model
-from tests import doc_pages
+from tests import doc_pages, tiers
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 LATEST = onnx.defs.onnx_opset_version()
@@ -510,8 +510,23 @@ HUGE_DECLARED_DIMS = {
 }
 
 
-@pytest.mark.parametrize("command", ["convert", "lower", "inspect"])
-@pytest.mark.parametrize("model", sorted(HUGE_DECLARED_DIMS))
+HUGE_COMMANDS = ["convert", "lower", "inspect"]
+# every (model, command); the default tier runs each model through one command, and each
+# command on at least one model (each takes seconds), the slow tier the rest
+HUGE_PAIRS = tiers.split(
+    [
+        pytest.param(model, command, id=f"{model}-{command}")
+        for model in sorted(HUGE_DECLARED_DIMS)
+        for command in HUGE_COMMANDS
+    ],
+    keep=lambda pair: (
+        sorted(HUGE_DECLARED_DIMS).index(pair[0]) % len(HUGE_COMMANDS)
+        == HUGE_COMMANDS.index(pair[1])
+    ),
+)
+
+
+@pytest.mark.parametrize(("model", "command"), HUGE_PAIRS)
 def test_huge_declared_dims_are_handled_on_shapes_alone(tmp_path, model: str, command: str):
     """Conversion and lowering work on shapes: declared dims of 2^40 cost nothing. Run in a
     child limited to 2 GB of address space, so that an attempt to allocate for them fails

@@ -27,7 +27,7 @@ import pytest
 from click.testing import CliRunner
 
 from maxlower.cli import cli
-from tests import doc_pages
+from tests import doc_pages, tiers
 from tests.strategies_paths import SLOTS, Layout, applicable, model, snapshot
 from tests.test_interrupt import CHILD, weighted_model  # a child whose writer pauses
 
@@ -82,6 +82,16 @@ CASES = [
     )
     if not (command != "verify" and row.bad == "same-as-CANDIDATE")
 ]
+# The default tier runs each row through one of its commands (the k-th row of a slot through
+# the slot's k-th command, counting round), so that every row and every command is in it; the
+# slow tier runs the other pairs.
+DEFAULT_CASES = {
+    (row.id, commands[k % len(commands)])
+    for slot in SLOTS
+    for k, row in enumerate(r for r in ROWS if r.slot == slot)
+    for commands in [[c.values[1] for c in CASES if c.values[0] is row]]
+}
+CASES = tiers.split(CASES, keep=lambda case: (case[0].id, case[1]) in DEFAULT_CASES)
 
 
 # --- running ------------------------------------------------------------------------------
@@ -300,7 +310,11 @@ def test_npz_claims_are_checked_before_reading(tmp_path: pathlib.Path, case: str
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
-@pytest.mark.parametrize("command", ["convert", "lower", "inspect", "verify"])
+# (the default tier: a command that writes a summary and one that writes a verdict)
+@pytest.mark.parametrize(
+    "command",
+    tiers.split(["convert", "lower", "inspect", "verify"], keep=("convert", "verify").__contains__),
+)
 def test_stdout_on_a_full_device(tmp_path: pathlib.Path, command: str):
     layout = Layout(tmp_path)
     with open("/dev/full", "w") as full:  # the summary comes before the model: none written
@@ -313,12 +327,16 @@ def test_stdout_on_a_full_device(tmp_path: pathlib.Path, command: str):
 
 @pytest.mark.parametrize(
     "command, stage, signum",
-    [
-        ("convert", "data", signal.SIGTERM),
-        ("convert", "data", signal.SIGHUP),
-        ("convert", "model", signal.SIGTERM),
-        ("lower", "data", signal.SIGHUP),
-    ],
+    # the default tier: both signals and both stages; the slow tier: the other two
+    tiers.split(
+        [
+            ("convert", "data", signal.SIGTERM),
+            ("convert", "data", signal.SIGHUP),
+            ("convert", "model", signal.SIGTERM),
+            ("lower", "data", signal.SIGHUP),
+        ],
+        keep=lambda case: case[0] == "convert" and case[1:] != ("data", signal.SIGTERM),
+    ),
     ids=lambda v: getattr(v, "name", v),
 )
 def test_sigterm_and_sighup_mid_write_leave_nothing(tmp_path, command, stage, signum):

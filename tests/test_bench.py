@@ -66,6 +66,7 @@ def test_heavy_and_over_2gb_inputs_are_external_and_valid(bench, tmp_path):
     assert len(data) == scale.weight_bytes + scale.big_rows * scale.cols * 4
 
 
+@pytest.mark.slow  # the benchmark's quick run: most of a minute
 def test_quick_run_writes_its_section_and_every_maxlower_output_checks(tmp_path, bench):
     results = tmp_path / "RESULTS.md"
     results.write_text(

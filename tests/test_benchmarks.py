@@ -31,6 +31,7 @@ def matrix():
         del sys.modules[spec.name]
 
 
+@pytest.mark.slow  # the benchmark's quick run (the categories: the tests below)
 def test_quick_run_writes_its_section_and_maxlower_is_exact(tmp_path, matrix):
     results = tmp_path / "RESULTS.md"
     results.write_text(

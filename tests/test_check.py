@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 import maxlower
 from maxlower.cli import cli
-from tests import doc_pages
+from tests import doc_pages, tiers
 from tests.fixtures.catalog import fixtures
 from tests.test_profiles import model_text
 
@@ -91,7 +91,10 @@ def test_bad_invocations_are_exit_2_one_line(tmp_path, args, message):
     assert not (tmp_path / "out.json").exists()
 
 
-@pytest.mark.parametrize("name", sorted(FIXTURES))
+# (the larger zoo networks in the slow tier: tests/tiers.py)
+@pytest.mark.parametrize(
+    "name", tiers.split(sorted(FIXTURES), keep=lambda name: not tiers.large_network(name))
+)
 def test_cli_and_library_give_the_same_report(tmp_path, name):
     path = FIXTURES[name].path
     for profiles in [[p] for p in PROFILES] + [["qnn-htp", "onnxruntime"], ["rknn", "tflite"]]:

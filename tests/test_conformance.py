@@ -5,6 +5,10 @@ From 7 to the latest every pair must convert, pass the full checker with the tar
 default opset, and reproduce the case's expected outputs bit-exactly (in onnxruntime with
 optimisations off; in onnx.reference where onnxruntime has no kernel). Below 7 the same holds
 except for the pairs listed in KNOWN_REFUSALS, each with the reason no exact form is emitted.
+
+The default tier runs one case of each kind (tests/conformance.py: representative_names) at
+every opset, and every case at opsets 1 (the known refusals), 7 (the first that every case
+converts to) and 13; the slow tier the rest of the matrix.
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ import maxlower
 from maxlower.runtime import bit_equal, run_model
 from passes import ConversionError
 from passes.extremum import MAX, MIN
-from tests.conformance import both_families_cases, family_cases
+from tests import tiers
+from tests.conformance import both_families_cases, family_cases, representative_names
 
 LATEST = onnx.defs.onnx_opset_version()
 CASES = {case.name: case for case in both_families_cases()}
@@ -62,8 +67,21 @@ def test_there_are_41_max_and_40_min_cases():
     assert len(RUNTIME_AXES_CASES) == 9 + 8
 
 
-@pytest.mark.parametrize("opset", range(1, LATEST + 1))
-@pytest.mark.parametrize("name", sorted(CASES))
+# (name, opset): every pair; the default tier's sample is described above
+PAIRS = [
+    pytest.param(name, opset, id=f"{name}-{opset}")
+    for name in sorted(CASES)
+    for opset in range(1, LATEST + 1)
+]
+SAMPLE_OPSETS = (1, 7, 13)
+
+
+@pytest.mark.parametrize(
+    ("name", "opset"),
+    tiers.split(
+        PAIRS, keep=lambda pair: pair[0] in representative_names() or pair[1] in SAMPLE_OPSETS
+    ),
+)
 def test_conformance_case_converts_exactly(name, opset, record_property):
     case = CASES[name]
     refusal = expected_refusal(name, opset)

@@ -26,11 +26,28 @@ from benchmarks.decompose_latency import (
 )
 from maxlower.profiles import shipped_profiles
 from passes.legalize import candidate_forms, cost
+from tests import tiers
 
 RECORDS = json.loads(Path(CANDIDATES_FILE).read_text(encoding="utf-8"))
+# The default tier plans each op, variant and profile at one dtype (the first recorded), and
+# for the profiles whose plans take seconds (their searches are the longest), each op at one
+# variant; the slow tier plans the other rows.
+LONG_SEARCHES = ("primitives", "tensorrt")
+FIRST_DTYPE = tiers.first_of_each(
+    range(len(RECORDS["rows"])),
+    lambda k: tuple(
+        RECORDS["rows"][k][key]
+        for key in ("op", "profile")
+        + (() if RECORDS["rows"][k]["profile"] in LONG_SEARCHES else ("variant",))
+    ),
+)
 ROWS = [
-    pytest.param(r, id=f"{r['op']}-{r['variant']}-{r['dtype']}-{r['profile']}")
-    for r in RECORDS["rows"]
+    pytest.param(
+        r,
+        id=f"{r['op']}-{r['variant']}-{r['dtype']}-{r['profile']}",
+        marks=() if k in FIRST_DTYPE else tiers.slow,
+    )
+    for k, r in enumerate(RECORDS["rows"])
 ]
 RERUN = "rerun python benchmarks/decompose_latency.py --write-weights"
 

@@ -9,19 +9,18 @@ included), axes and attributes, on values full of ties, extremes, ±inf, -0.0 an
 2. The same nodes lowered with a random profile: every node left is accepted by the profile,
    and the outputs are bit-identical.
 
-Set MAXLOWER_FUZZ_EXAMPLES to run longer (CI uses the default).
+Budget: EXAMPLES cases per test in the slow tier, a small share in the default tier
+(tests/budget.py).
 """
 
 from __future__ import annotations
-
-import os
 
 import numpy as np
 import onnx
 import onnx.reference
 import onnx_ir as ir
 import pytest
-from hypothesis import event, given, note, settings
+from hypothesis import event, given, note
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
@@ -32,12 +31,10 @@ from passes import ConversionError
 from passes.decompose import DECOMPOSITIONS
 from passes.extremum import FAMILIES, FAMILY_OPS
 from passes.legalize import apply_decomposition
+from tests import budget
 
 LATEST = onnx.defs.onnx_opset_version()
-EXAMPLES = int(os.environ.get("MAXLOWER_FUZZ_EXAMPLES", "150"))
-SETTINGS = settings(
-    max_examples=EXAMPLES,
-)
+EXAMPLES = 150
 
 FLOATS = [TensorProto.FLOAT16, TensorProto.FLOAT, TensorProto.DOUBLE]
 INTS = [
@@ -172,7 +169,7 @@ def reference(model: onnx.ModelProto, feeds) -> list:
     return onnx.reference.ReferenceEvaluator(model).run(None, feeds)
 
 
-@SETTINGS
+@budget.fuzz(EXAMPLES)
 @given(case=family_models(), data=st.data())
 def test_decomposition_equals_the_op_it_replaces(case, data):
     model, feeds = case
@@ -202,7 +199,7 @@ def test_decomposition_equals_the_op_it_replaces(case, data):
 PROFILES = sorted(set(shipped_profiles()) - {"onnxruntime"})
 
 
-@SETTINGS
+@budget.fuzz(EXAMPLES)
 @given(case=family_models(), profile=st.sampled_from(PROFILES))
 def test_lowering_leaves_only_accepted_nodes_and_equal_outputs(case, profile):
     model, feeds = case

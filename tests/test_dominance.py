@@ -22,6 +22,7 @@ import zlib
 import onnx
 import pytest
 
+from tests import tiers
 from tests.fixtures.catalog import HERE, outputs_of
 from tests.fixtures.corpus import CONVERTER_VERDICTS, TARGETS, entries
 
@@ -53,7 +54,8 @@ def _cases():
         targets = [t for t in TARGETS if _sampled(entry.name, t)]
         if targets:
             cases.append(pytest.param(entry, targets, id=entry.name))
-    return cases
+    # the larger zoo networks in the slow tier (tests/tiers.py)
+    return tiers.split(cases, keep=lambda case: not tiers.large_network(case[0].name))
 
 
 CASES = _cases()

@@ -15,6 +15,10 @@ compared part by part: nodes (attributes included), initializers by name and con
 inputs and outputs, opset imports as a set of (domain, version) with 'ai.onnx' read as '', and
 model-local functions. Protobuf fields set explicitly to their default (`domain: ""` on a node,
 say) count as absent, and tensors are compared by their values, wherever they are stored.
+
+The default tier runs the corpus without its two largest networks (SLOW) and with one
+conformance case of each kind (tests/conformance.py: coarse_kind), and `lower`'s primitives
+profile on one model of each source (LOWER_PRIMITIVES); the slow tier runs the rest.
 """
 
 from __future__ import annotations
@@ -28,13 +32,15 @@ import onnx
 import pytest
 from click.testing import CliRunner
 from google.protobuf.message import Message
-from hypothesis import example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 from onnx import numpy_helper
 
 import maxlower
 from maxlower.cli import cli
-from tests.conformance import family_cases
+from passes.extremum import MAX
+from tests import budget, tiers
+from tests.conformance import family_cases, representative_names
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -53,6 +59,13 @@ CORPUS = (*FILES, *CONFORMANCE, *EXTERNAL)
 # The two largest networks take most of a minute through both doors at four targets; the
 # chained property draws from the rest (they are in the agreement matrix).
 SLOW = {"models/light_densenet121.heads", "models/light_inception_v2.heads"}
+# The default tier's share of the corpus (above).
+SAMPLED_CASES = representative_names(MAX, coarse=True)
+DEFAULT_CORPUS = {
+    name
+    for name in CORPUS
+    if name not in SLOW and (name not in CONFORMANCE or CONFORMANCE[name].name in SAMPLED_CASES)
+}
 TOKEN_HIGH = {
     f"models/{name[:-5]}": entry["token_high"]
     for name, entry in json.loads((FIXTURES / "manifest.json").read_text()).items()
@@ -264,7 +277,10 @@ def model_differences(cli_model: onnx.ModelProto, library_model: onnx.ModelProto
 
 # --- every door, the same answer ----------------------------------------------------------
 
-PAIRS = [pytest.param(name, target, id=f"{name}-{target}") for name in CORPUS for target in TARGETS]
+PAIRS = tiers.split(
+    [pytest.param(name, target, id=f"{name}-{target}") for name in CORPUS for target in TARGETS],
+    keep=lambda pair: pair[0] in DEFAULT_CORPUS,
+)
 
 
 @pytest.mark.parametrize(("name", "target"), PAIRS)
@@ -366,7 +382,7 @@ CHAIN_MODELS = [name for name in CORPUS if name not in SLOW]
 
 
 @pytest.mark.parametrize("door", ["cli", "library"])
-@settings(max_examples=25, derandomize=True)
+@budget.fuzz(25, derandomize=True)
 @given(
     name=st.sampled_from(CHAIN_MODELS),
     a=st.sampled_from(TARGETS),
@@ -416,10 +432,28 @@ def test_external_data_input_is_external(doors: Doors):
 
 LOWER_PROFILES = ("onnxruntime", "primitives", "webnn")
 LOWER_MODELS = list(CORPUS)[::2]  # every other model: lowering is the slower job
+# the default tier's primitives lowerings (the slowest profile): one model of each source
+LOWER_PRIMITIVES = {
+    "models/clamp_max.dynamo",
+    "models/gru_tagger.dynamo",
+    "sklearn/logreg_zipmap.opset18",
+    "sklearn/xgboost_classifier.opset13",
+    "examples/max_bfloat16_opset13",
+    "external/cnn_classifier.dynamo",
+}
+LOWER_PAIRS = tiers.split(
+    [
+        pytest.param(name, profile, id=f"{name}-{profile}")
+        for name in LOWER_MODELS
+        for profile in LOWER_PROFILES
+    ],
+    keep=lambda pair: (
+        pair[0] in DEFAULT_CORPUS and (pair[1] != "primitives" or pair[0] in LOWER_PRIMITIVES)
+    ),
+)
 
 
-@pytest.mark.parametrize("profile", LOWER_PROFILES)
-@pytest.mark.parametrize("name", LOWER_MODELS)
+@pytest.mark.parametrize(("name", "profile"), LOWER_PAIRS)
 def test_lower_gives_the_same_answer_through_both_doors(
     doors: Doors, tmp_path: pathlib.Path, name: str, profile: str
 ):

@@ -13,7 +13,7 @@ import sys
 import onnx
 import pytest
 
-from tests import doc_pages
+from tests import doc_pages, tiers
 from tests.example_models import EXAMPLE_MODEL_NAMES, EXAMPLE_MODELS
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -137,9 +137,25 @@ def test_readme_shows_every_command_and_every_page_has_commands_to_run():
     assert {"README.md", "docs/cli.md", "docs/proof.md", "docs/development.md"} <= pages
 
 
+# The default tier runs the first README command of each program and subcommand (`maxlower
+# convert`, `maxlower lower`, ..., `python examples/....py`) and exit code, each a second or
+# more of start-up; the slow tier the others (a command that proves a whole model, `--prove`,
+# always: seconds of solving).
+FIRST_OF_EACH_COMMAND = tiers.first_of_each(
+    [
+        (tuple(commands), code)
+        for _, commands, code in documented_commands()
+        if not any("--prove" in c for c in commands)
+    ],
+    lambda line: (tuple(tuple(c.split()[:2]) for c in line[0]), line[1]),
+)
+
+
 @pytest.mark.parametrize(
     ("page", "commands", "expected"),
-    documented_commands(),
+    tiers.split(
+        documented_commands(), keep=lambda line: (tuple(line[1]), line[2]) in FIRST_OF_EACH_COMMAND
+    ),
     ids=[f"{page}: {' && '.join(commands)}" for page, commands, _ in documented_commands()],
 )
 def test_documented_command_runs(

@@ -26,12 +26,13 @@ import numpy as np
 import onnx
 import onnx_ir as ir
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from onnx import TensorProto, helper, numpy_helper
 
 import maxlower
 from maxlower.external import inlined
 from maxlower.runtime import onnxruntime_session
+from tests import budget, tiers
 from tests.strategies_ext_data import (
     ExternalCase,
     build,
@@ -132,8 +133,15 @@ DOORS = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("door", DOORS)
-@pytest.mark.parametrize("place", PLACES_RUN)
+# every (place, door); the default tier runs each place through one door, and each door on at
+# least one place (each takes seconds), the slow tier the rest
+PLACE_DOORS = tiers.split(
+    [pytest.param(place, door, id=f"{place}-{door}") for place in PLACES_RUN for door in DOORS],
+    keep=lambda pair: PLACES_RUN.index(pair[0]) % len(DOORS) == list(DOORS).index(pair[1]),
+)
+
+
+@pytest.mark.parametrize(("place", "door"), PLACE_DOORS)
 def test_external_data_comes_from_the_model_directory_only(tmp_path, place: str, door: str):
     """Run from a directory holding a decoy of the same name: the command succeeds, verify
     finds the model equal to its inline twin (so it read the model's values, not the
@@ -329,11 +337,11 @@ def _training_info(model: pathlib.Path | onnx.ModelProto) -> list:
 
 # --- fuzz ---------------------------------------------------------------------------------
 
-EXAMPLES = int(os.environ.get("MAXLOWER_EXT_DATA_EXAMPLES", "12"))
+EXAMPLES = 12  # in the slow tier (tests/budget.py)
 
 
-@settings(
-    max_examples=EXAMPLES,
+@budget.fuzz(
+    EXAMPLES,
     derandomize=True,
 )
 @given(case=external_cases())

@@ -16,6 +16,7 @@ from onnx.reference import ReferenceEvaluator
 from maxlower.runtime import bit_equal, onnxruntime_session
 from passes.decompose import BY_NAME
 from passes.legalize import apply_decomposition
+from tests import tiers
 
 TYPES = {
     "float32": (TensorProto.FLOAT, np.float32),
@@ -85,9 +86,23 @@ def assert_same(model, lowered, feeds, native_reductions: bool = False):
             assert bit_equal(e, a), f"{feeds}: expected {e!r}, got {a!r}"
 
 
-@pytest.mark.parametrize("type_name", TYPES)
-@pytest.mark.parametrize("keepdims", [0, 1])
-@pytest.mark.parametrize("axis", [0, -1])
+# Every (axis, keepdims, type); the default tier runs each type at one (axis, keepdims),
+# taking each in turn, the slow tier the rest.
+AXIS_KEEPDIMS = [(0, 0), (0, 1), (-1, 0), (-1, 1)]
+HALVING_LOOPS = [
+    pytest.param(
+        axis,
+        keepdims,
+        type_name,
+        id=f"{axis}-{keepdims}-{type_name}",
+        marks=() if AXIS_KEEPDIMS[t % 4] == (axis, keepdims) else tiers.slow,
+    )
+    for axis, keepdims in AXIS_KEEPDIMS
+    for t, type_name in enumerate(TYPES)
+]
+
+
+@pytest.mark.parametrize(("axis", "keepdims", "type_name"), HALVING_LOOPS)
 def test_halving_loop(type_name, keepdims, axis):
     dtype, np_type = TYPES[type_name]
     shape = [3, "N"] if axis == -1 else ["N", 2]
@@ -126,11 +141,27 @@ def test_halving_loop_leaves_static_lengths_to_the_slice_tree():
 RUNTIME_AXES = [[], [0], [1], [2], [-1], [0, 2], [2, -3], [0, 1, 2]]
 
 
-@pytest.mark.parametrize(
-    "form", ["reduce_max_runtime_axes_if", "reduce_max_runtime_axes_subset_if"]
-)
-@pytest.mark.parametrize("type_name", ["float32", "float16", "int32", "uint8"])
-@pytest.mark.parametrize(("keepdims", "noop"), [(0, 0), (1, 0), (0, 1), (1, 1)])
+# Every (keepdims, noop, type, form); the default tier runs each form and type at one
+# (keepdims, noop), taking each in turn, the slow tier the rest.
+KEEPDIMS_NOOP = [(0, 0), (1, 0), (0, 1), (1, 1)]
+RUNTIME_AXES_FORMS = ["reduce_max_runtime_axes_if", "reduce_max_runtime_axes_subset_if"]
+RUNTIME_AXES_TYPES = ["float32", "float16", "int32", "uint8"]
+RUNTIME_AXES_CASES = [
+    pytest.param(
+        keepdims,
+        noop,
+        type_name,
+        form,
+        id=f"{keepdims}-{noop}-{type_name}-{form}",
+        marks=() if KEEPDIMS_NOOP[(f + t) % 4] == (keepdims, noop) else tiers.slow,
+    )
+    for keepdims, noop in KEEPDIMS_NOOP
+    for t, type_name in enumerate(RUNTIME_AXES_TYPES)
+    for f, form in enumerate(RUNTIME_AXES_FORMS)
+]
+
+
+@pytest.mark.parametrize(("keepdims", "noop", "type_name", "form"), RUNTIME_AXES_CASES)
 def test_runtime_axes(form, type_name, keepdims, noop):
     dtype, np_type = TYPES[type_name]
     shape = [2, "N", 3]

@@ -5,26 +5,26 @@ For every case: `lower` gives a model that holds no node the profiles reject, pa
 checker, sits in their opset window and computes what the input does (`maxlower.verify`), or
 refuses in one line with exit code 3; and `maxlower.check` agrees (it lists a node without an
 exact form exactly when `lower` refuses for a rejected node). Budget:
-MAXLOWER_FUZZ_ACCEL_EXAMPLES (default 25, derandomised).
+EXAMPLES cases per test in the slow tier, a small share in the default tier
+(tests/budget.py), derandomised in both.
 """
 
 from __future__ import annotations
 
-import os
-
 import onnx
 import pytest
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import HealthCheck, given, note
 
 import maxlower
 from maxlower.api import lower
 from maxlower.profiles import ProfileError, load_profiles, tomllib
 from maxlower.profiles.rules import parse_profile
 from passes.errors import ConversionError
+from tests import budget
 from tests.strategies_accel import AcceleratorCase, accelerator_cases, bad_accelerator_profiles
 from tests.test_accel_conformance import rejected_nodes
 
-EXAMPLES = int(os.environ.get("MAXLOWER_FUZZ_ACCEL_EXAMPLES", "25"))
+EXAMPLES = 25
 SETTINGS = dict(
     deadline=None,
     database=None,
@@ -37,7 +37,7 @@ def _default_opset(model: onnx.ModelProto) -> int:
     return {o.domain: o.version for o in model.opset_import}[""]
 
 
-@settings(max_examples=EXAMPLES, **SETTINGS)
+@budget.fuzz(EXAMPLES, **SETTINGS)
 @given(accelerator_cases())
 def test_lowering_for_accelerators_is_exact_or_refused_as_check_foresees(case: AcceleratorCase):
     note(case.text())
@@ -64,7 +64,7 @@ def test_lowering_for_accelerators_is_exact_or_refused_as_check_foresees(case: A
     assert verdict.status != "different", verdict.summary()
 
 
-@settings(max_examples=EXAMPLES, **SETTINGS)
+@budget.fuzz(EXAMPLES, **SETTINGS)
 @given(bad_accelerator_profiles())
 def test_malformed_accelerator_keys_are_refused_in_one_line(bad):
     kind, text = bad

@@ -7,28 +7,27 @@ that is not the refused target itself, or it gives a model that passes the full 
 and gives the original's outputs bit for bit (NaN equals NaN, -0.0 equals +0.0) in the
 runtime that ran the original (onnxruntime, else onnx.reference, for both).
 
-Budget: CI runs EXAMPLES cases, the same ones every run (derandomised). To fuzz longer:
+Budget: the slow tier runs EXAMPLES cases, the default tier a small share (tests/budget.py),
+the same ones every run (derandomised). To fuzz longer, on fresh cases:
 
-    MAXLOWER_FUZZ_AXES_EXAMPLES=2000 MAXLOWER_FUZZ_AXES_RANDOM=1 \
-        python -m pytest tests/test_fuzz_axes_family.py
+    python -m pytest -m slow --hypothesis-profile=long tests/test_fuzz_axes_family.py
 """
 
 from __future__ import annotations
 
-import os
 import re
 
 import numpy as np
 import onnx
-from hypothesis import event, given, note, settings
+from hypothesis import event, given, note
 
 import maxlower
 from maxlower.runtime import bit_equal, onnxruntime_session, reference_evaluator
 from passes.errors import ConversionError
+from tests import budget
 from tests.strategies_axes_family import axes_family_cases
 
-EXAMPLES = int(os.environ.get("MAXLOWER_FUZZ_AXES_EXAMPLES", "60"))
-RANDOM = bool(os.environ.get("MAXLOWER_FUZZ_AXES_RANDOM"))
+EXAMPLES = 60
 
 
 def _run_both(source: onnx.ModelProto, converted: onnx.ModelProto, feeds: dict):
@@ -48,9 +47,9 @@ def _run_both(source: onnx.ModelProto, converted: onnx.ModelProto, feeds: dict):
             )
 
 
-@settings(
-    max_examples=EXAMPLES,
-    derandomize=not RANDOM,
+@budget.fuzz(
+    EXAMPLES,
+    derandomize=True,
     database=None,
 )
 @given(axes_family_cases())

@@ -1,25 +1,26 @@
 """Fuzz the class of issue 13: on values of unknown rank (tests/strategies_delegation.py),
 maxlower is correct wherever onnx.version_converter is, never invalid or wrong, and its
-refusals name a remedy without the failed target. Derandomised: CI runs the same cases."""
+refusals name a remedy without the failed target. Derandomised: CI runs the same cases
+(EXAMPLES in the slow tier, a small share in the default tier: tests/budget.py)."""
 
 from __future__ import annotations
 
-import os
 import types
 
-from hypothesis import given, note, settings
+from hypothesis import given, note
 from hypothesis import strategies as st
 
+from tests import budget
 from tests.fixtures.catalog import outputs_of
 from tests.fixtures.corpus import TARGETS, generic_feeds
 from tests.strategies_delegation import shapeless_models
 from tests.test_dominance import benchmark
 
-EXAMPLES = int(os.environ.get("MAXLOWER_FUZZ_DELEGATION_EXAMPLES", "40"))
+EXAMPLES = 40
 
 
-@settings(
-    max_examples=EXAMPLES,
+@budget.fuzz(
+    EXAMPLES,
     derandomize=True,
 )
 @given(model=shapeless_models(), target=st.sampled_from(TARGETS))

@@ -3,25 +3,26 @@ fields spliced from another model) through `maxlower convert` and `maxlower insp
 
 Whatever the bytes, the command ends with exit code 0, 2 or 3, never 4 (an internal error)
 and never a traceback; a refusal is one line; the input file is unchanged and nothing but
-the output (on success) is written. Set MAXLOWER_FUZZ_FILE_EXAMPLES to run longer.
+the output (on success) is written. Budget: EXAMPLES cases in the slow tier, a small share
+in the default tier (tests/budget.py).
 """
 
 from __future__ import annotations
 
-import os
 import pathlib
 import tempfile
 
 import onnx
 import pytest
 from click.testing import CliRunner
-from hypothesis import event, given, note, settings
+from hypothesis import event, given, note
 from hypothesis import strategies as st
 
 from maxlower.cli import cli
+from tests import budget
 from tests.example_models import EXAMPLE_MODELS
 
-EXAMPLES = int(os.environ.get("MAXLOWER_FUZZ_FILE_EXAMPLES", "1000"))
+EXAMPLES = 1000
 # Never a glob: README commands write into examples/models/.
 SEEDS = [path.read_bytes() for path in EXAMPLE_MODELS]
 LATEST = onnx.defs.onnx_opset_version()
@@ -48,8 +49,8 @@ def damaged_files(draw) -> bytes:
     return bytes(data)
 
 
-@settings(
-    max_examples=EXAMPLES,
+@budget.fuzz(
+    EXAMPLES,
     database=None,
 )
 @given(

@@ -1,27 +1,24 @@
 """Fuzzed bad option values and profile files (tests/strategies_options.py): every one is
 refused with exit code 2 and one `maxlower: error: ...` line, never a traceback or exit 4.
-A small fixed budget (MAXLOWER_FUZZ_OPTIONS_EXAMPLES cases per test, 150 by default): the
-refusals come before any model is read."""
+A small budget (EXAMPLES cases per test in the slow tier, fewer in the default tier:
+tests/budget.py): the refusals come before any model is read."""
 
 from __future__ import annotations
 
-import os
 import pathlib
 import tempfile
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import given, settings
+from hypothesis import given
 
 import maxlower
 from maxlower.cli import cli
+from tests import budget
 from tests.strategies_options import bad_library_options, bad_option_lines, bad_profile_texts
 from tests.test_bad_inputs import good_model, save
 
-BUDGET = settings(
-    max_examples=int(os.environ.get("MAXLOWER_FUZZ_OPTIONS_EXAMPLES", "150")),
-    derandomize=True,
-)
+EXAMPLES = 150
 
 
 def assert_refused(args: list) -> None:
@@ -32,7 +29,7 @@ def assert_refused(args: list) -> None:
     assert "Traceback" not in result.output
 
 
-@BUDGET
+@budget.fuzz(EXAMPLES, derandomize=True)
 @given(bad_option_lines())
 def test_bad_option_values_are_refused_in_one_line(case):
     _, args = case
@@ -41,7 +38,7 @@ def test_bad_option_values_are_refused_in_one_line(case):
         assert_refused([model if a == "{model}" else a for a in args])
 
 
-@BUDGET
+@budget.fuzz(EXAMPLES, derandomize=True)
 @given(bad_profile_texts())
 def test_malformed_profiles_are_refused_in_one_line(case):
     _, text = case
@@ -54,7 +51,7 @@ def test_malformed_profiles_are_refused_in_one_line(case):
         assert_refused(["convert", model, "--opset", "12", "--profile", profile, "--dry-run"])
 
 
-@BUDGET
+@budget.fuzz(EXAMPLES, derandomize=True)
 @given(bad_library_options())
 def test_bad_library_options_raise_invalid_model_error(options):
     with pytest.raises(maxlower.InvalidModelError, match=r"^--"):

@@ -6,9 +6,10 @@ also reads or writes. Every case must be refused with exit code 2 and one line, 
 child's timeout and address-space limit, with every file under the case's directory (and
 the system's devices) as they were.
 
-CI runs EXAMPLES cases, the same each time; a longer run:
+The slow tier runs EXAMPLES cases, the default tier a small share (tests/budget.py), the same
+each time; a longer run:
 
-    MAXLOWER_FUZZ_PATHS_EXAMPLES=500 python -m pytest tests/test_fuzz_paths.py
+    python -m pytest -m slow --hypothesis-profile=long tests/test_fuzz_paths.py
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ import subprocess
 import sys
 import tempfile
 
-from hypothesis import given, note, settings
+from hypothesis import given, note
 
+from tests import budget
 from tests.strategies_paths import Layout, bad_paths
 
-EXAMPLES = int(os.environ.get("MAXLOWER_FUZZ_PATHS_EXAMPLES", "30"))
+EXAMPLES = 30
 CHILD = (
     "import resource; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
     "from maxlower.cli import main\nmain()"
@@ -40,8 +42,8 @@ def _devices() -> dict[str, tuple[int, int]]:
     return found
 
 
-@settings(
-    max_examples=EXAMPLES,
+@budget.fuzz(
+    EXAMPLES,
     derandomize=True,
 )
 @given(case=bad_paths())

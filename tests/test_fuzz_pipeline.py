@@ -11,15 +11,17 @@ Per case also: the command line and the library give the same model or refusal, 
 conversion through a drawn intermediate opset succeeds and verifies whenever the two direct
 ones do (two known classes are counted instead: see `_assert_chain_converts`).
 
-Budget: CI runs EXAMPLES cases, the same ones every run (derandomised: a red CI is a real
-regression, not a new draw). To fuzz for a while instead:
+Budget: the slow tier runs EXAMPLES cases, the default tier a small share (tests/budget.py),
+the same ones every run (derandomised: a red CI is a real regression, not a new draw). To fuzz
+for a while instead:
 
-    MAXLOWER_FUZZ_SECONDS=1800 python -m pytest tests/test_fuzz_pipeline.py -k pipeline -s
+    python -m pytest -m slow --hypothesis-profile=long tests/test_fuzz_pipeline.py -k pipeline -s
 
-runs fresh hypothesis searches until the time is up, and prints how many cases ran. A
+runs ten times as many fresh cases (about half an hour), and prints how many ran. A
 failure is shrunk to a minimal model, printed, and saved as ONNX text (with the target,
-profile and verifier seed in its header) in MAXLOWER_FUZZ_FAILURES (default: a pytest
-temporary directory); `python -m tests.test_fuzz_pipeline FILE` replays a saved case.
+profile and verifier seed in its header) in FAILURE_DIRECTORY (the system's temporary
+directory's maxlower-fuzz-failures); `python -m tests.test_fuzz_pipeline FILE` replays a saved
+case.
 """
 
 from __future__ import annotations
@@ -49,13 +51,14 @@ from maxlower.verify.inputs import axes_inputs, generate_trials, input_specs
 from passes.builder import schema_version
 from passes.errors import ConversionError
 from passes.function_types import InferFunctionTypesPass
+from tests import budget
 from tests.strategies import FuzzCase, family_models, fuzz_cases
 from tests.test_doors import Outcome, model_differences, run_cli, run_library
 from tests.test_io_sparse import both_paths
 
-EXAMPLES = int(os.environ.get("MAXLOWER_FUZZ_PIPELINE_EXAMPLES", "1000"))
-SECONDS = float(os.environ.get("MAXLOWER_FUZZ_SECONDS", "0"))
-BATCH = 200  # cases per hypothesis search in a timed run
+EXAMPLES = 1000  # in the slow tier (tests/budget.py)
+STRATEGY_EXAMPLES = 300
+FAILURE_DIRECTORY = pathlib.Path(tempfile.gettempdir()) / "maxlower-fuzz-failures"
 
 # (deadline and health checks: the suite's hypothesis profile, tests/conftest.py)
 SETTINGS = dict(database=None)  # a failure is saved as ONNX text instead (see failure_file)
@@ -303,15 +306,8 @@ def _assert_only_accepted_nodes(model: onnx.ModelProto, profile_name: str) -> No
 
 
 def failure_directory() -> pathlib.Path:
-    configured = os.environ.get("MAXLOWER_FUZZ_FAILURES")
-    if configured:
-        path = pathlib.Path(configured)
-    else:
-        import tempfile
-
-        path = pathlib.Path(tempfile.gettempdir()) / "maxlower-fuzz-failures"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    FAILURE_DIRECTORY.mkdir(parents=True, exist_ok=True)
+    return FAILURE_DIRECTORY
 
 
 def checked(case: FuzzCase, label: str) -> str:
@@ -341,7 +337,7 @@ def _first_line(error: BaseException) -> str:
 # --- the tests ----------------------------------------------------------------------------
 
 
-@settings(max_examples=int(os.environ.get("MAXLOWER_FUZZ_STRATEGY_EXAMPLES", "300")), **SETTINGS)
+@budget.fuzz(STRATEGY_EXAMPLES, **SETTINGS)
 @given(family_models())
 def test_strategy_models_pass_the_full_checker(model):
     """Guards the strategies themselves: a failure here is a bug in tests/strategies.py."""
@@ -360,24 +356,21 @@ def _pipeline_search(outcomes: collections.Counter, max_examples: int, derandomi
     return search
 
 
+@budget.in_both_tiers
 def test_fuzz_pipeline():
-    """Convert + lower + verify on random family models: EXAMPLES cases in CI, or
-    MAXLOWER_FUZZ_SECONDS of fresh searches. Prints what happened to the cases (-s), also
-    when a case fails (the count then includes the shrinking runs)."""
+    """Convert + lower + verify on random family models: budget.examples(EXAMPLES) cases, the
+    same ones every run (fresh ones under the long profile). Prints what happened to the
+    cases (-s), also when a case fails (the count then includes the shrinking runs)."""
     outcomes: collections.Counter = collections.Counter()
-    started, searches, verdict = time.monotonic(), 0, "a failure (below)"
+    started, verdict = time.monotonic(), "a failure (below)"
     try:
-        if not SECONDS:  # CI: the same EXAMPLES cases every run (fresh ones in timed runs)
-            _pipeline_search(outcomes, EXAMPLES, derandomize=True)()
-            searches = 1
-        while SECONDS and time.monotonic() < started + SECONDS:
-            _pipeline_search(outcomes, BATCH)()
-            searches += 1
+        search = _pipeline_search(outcomes, budget.examples(EXAMPLES), budget.derandomized())
+        search()
         verdict = "no failure"
     finally:
         total = sum(outcomes.values())
         elapsed = time.monotonic() - started
-        print(f"\nfuzz: {total} cases passed in {searches} searches, {elapsed:.0f} s, {verdict}")
+        print(f"\nfuzz: {total} cases passed, {elapsed:.0f} s, {verdict}")
         for outcome, count in sorted(outcomes.items()):
             print(f"  {count:7d}  {outcome}")
 
@@ -388,7 +381,7 @@ def test_fuzz_finds_and_shrinks_a_planted_bug(monkeypatch, tmp_path):
     from tests.mutants import MUTANTS
 
     mutant = next(m for m in MUTANTS if m.name == "int32_max_through_float32")
-    monkeypatch.setenv("MAXLOWER_FUZZ_FAILURES", str(tmp_path))
+    monkeypatch.setattr(f"{__name__}.FAILURE_DIRECTORY", tmp_path)
     strategy = fuzz_cases(opsets=(12, 12), targets=(8, 11), ops=("Max",))
 
     @settings(max_examples=300, **SETTINGS)

@@ -6,23 +6,23 @@ earlier step of the same stage made) inside the AFTER side of the site that made
 nodes compute the site's outputs from values that existed before. A refused job writes
 nothing.
 
-Budget: MAXLOWER_FUZZ_REPORT_EXAMPLES (default 40)."""
+Budget: EXAMPLES cases in the slow tier, a small share in the default tier (tests/budget.py)."""
 
 from __future__ import annotations
 
 import html.parser
-import os
 import re
 
 import onnx
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 
 import maxlower
 from maxlower.changes import records, stages
 from maxlower.errors import InvalidModelError
+from tests import budget
 from tests.strategies import FuzzCase, fuzz_cases
 
-EXAMPLES = int(os.environ.get("MAXLOWER_FUZZ_REPORT_EXAMPLES", "40"))
+EXAMPLES = 40
 
 
 _VOID = frozenset({"meta", "input", "br", "img", "link"})  # (SVG's shapes close themselves)
@@ -47,8 +47,8 @@ class _Balanced(html.parser.HTMLParser):
         self.open.pop()
 
 
-@settings(
-    max_examples=EXAMPLES,
+@budget.fuzz(
+    EXAMPLES,
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],

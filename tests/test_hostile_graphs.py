@@ -17,16 +17,16 @@ tests/test_fuzz_pipeline.check_case.
 from __future__ import annotations
 
 import json
-import os
 import pathlib
 
 import onnx
 import onnx.inliner
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 
 import maxlower
 from passes.names import Namer, proto_names
+from tests import budget
 from tests.strategies_graph_names import (
     attribute_reference_cases,
     colliding_names_cases,
@@ -35,7 +35,7 @@ from tests.strategies_graph_names import (
 from tests.test_bad_inputs import assert_one_line_error, invoke, snapshot
 from tests.test_fuzz_pipeline import SETTINGS, checked
 
-EXAMPLES = int(os.environ.get("MAXLOWER_FUZZ_GRAPH_NAMES_EXAMPLES", "17"))  # per strategy
+EXAMPLES = 17  # per strategy, in the slow tier (tests/budget.py)
 
 
 def parse(text: str, opset: int, functions: str = "") -> onnx.ModelProto:
@@ -261,19 +261,19 @@ def test_attribute_reference_the_calls_disagree_on(tmp_path: pathlib.Path, comma
 # --- fuzzing ------------------------------------------------------------------------------
 
 
-@settings(max_examples=EXAMPLES, derandomize=True, **SETTINGS)
+@budget.fuzz(EXAMPLES, derandomize=True, **SETTINGS)
 @given(colliding_names_cases())
 def test_fuzz_names_like_generated_ones(case):
     checked(case, "graph-names")
 
 
-@settings(max_examples=EXAMPLES, derandomize=True, **SETTINGS)
+@budget.fuzz(EXAMPLES, derandomize=True, **SETTINGS)
 @given(default_input_cases())
 def test_fuzz_initializers_that_are_inputs(case):
     checked(case, "default-inputs")
 
 
-@settings(max_examples=EXAMPLES, derandomize=True, **SETTINGS)
+@budget.fuzz(EXAMPLES, derandomize=True, **SETTINGS)
 @given(attribute_reference_cases())
 def test_fuzz_attribute_references_in_functions(case):
     checked(case, "attribute-references")

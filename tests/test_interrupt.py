@@ -28,6 +28,7 @@ from onnx import TensorProto, helper, numpy_helper
 from maxlower.cli import cli
 from maxlower.errors import InvalidModelError
 from maxlower.files import atomic_write_text
+from tests import tiers
 
 WEIGHTS = 6  # external tensors of 64 KiB: the writer pauses after two of them
 SIZE = 16384
@@ -139,8 +140,18 @@ def interrupt(stage: str, source: pathlib.Path, out: pathlib.Path, marker: pathl
     return process.returncode, stdout, stderr, leftovers
 
 
-@pytest.mark.parametrize("earlier_output", [False, True], ids=["new", "replacing"])
-@pytest.mark.parametrize("stage", ["data", "model"])
+# every (stage, earlier output); the default tier: each stage, and each of new and replacing
+@pytest.mark.parametrize(
+    ("stage", "earlier_output"),
+    tiers.split(
+        [
+            pytest.param(stage, earlier, id=f"{stage}-{'replacing' if earlier else 'new'}")
+            for earlier in (False, True)
+            for stage in ("data", "model")
+        ],
+        keep=lambda case: case in (("data", False), ("model", True)),
+    ),
+)
 def test_sigint_mid_write_leaves_no_partial_output(tmp_path, stage, earlier_output):
     source_dir, out_dir = tmp_path / "in", tmp_path / "out"
     source_dir.mkdir()

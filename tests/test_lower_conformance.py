@@ -11,6 +11,11 @@ onnxruntime: every case converted to every opset from 7 to the latest and lowere
              lowering, onnxruntime cannot run some of these pairs (Max and Min on
              int16/uint16, the empty bool ReduceMax, ...): the test checks that such pairs
              exist, so it tests something.
+
+The default tier runs both on one case of each kind (tests/conformance.py: coarse_kind: every
+op, element type, run-time or constant axes, empty set, last index), but the primitives
+profile on no bool or empty reduction (seconds each; the onnxruntime profile lowers them
+there); the slow tier runs the other cases.
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ import maxlower
 from maxlower.api import convert_and_lower, lower
 from maxlower.runtime import bit_equal, onnxruntime_session, run_model
 from passes.extremum import FAMILY_OPS
-from tests.conformance import both_families_cases
+from tests import tiers
+from tests.conformance import both_families_cases, representative_names
 
 LATEST = onnx.defs.onnx_opset_version()
 CASES = {case.name: case for case in both_families_cases()}
@@ -55,7 +61,17 @@ def feeds_and_expected(case, model: onnx.ModelProto):
     return {v.name: x for v, x in zip(model.graph.input, inputs)}, expected
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+SAMPLE = representative_names(coarse=True)
+BOOL_OR_EMPTY_REDUCTIONS = {
+    name
+    for name in CASES
+    if name.startswith("test_reduce_") and ("bool" in name or "empty" in name)
+}
+
+
+@pytest.mark.parametrize(
+    "name", tiers.split(sorted(CASES), keep=lambda name: name in SAMPLE - BOOL_OR_EMPTY_REDUCTIONS)
+)
 def test_primitives_profile_leaves_no_family_op(name):
     case = CASES[name]
     own = default_opset(case.model)
@@ -71,7 +87,7 @@ def test_primitives_profile_leaves_no_family_op(name):
             assert bit_equal(e, a), f"{name}@{opset} ({runner}): {e} != {a}"
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", tiers.split(sorted(CASES), keep=SAMPLE.__contains__))
 def test_onnxruntime_profile_runs_in_onnxruntime(name):
     case = CASES[name]
     for opset in range(7, LATEST + 1):

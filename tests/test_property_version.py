@@ -2,17 +2,15 @@
 random opset, converted to a random opset, gives
 bit-identical outputs on inputs full of ties and extremes, or is refused with a clear error.
 
-Set MAXLOWER_FUZZ_EXAMPLES to run longer (CI uses the default).
+Budget: EXAMPLES cases in the slow tier, a small share in the default tier (tests/budget.py).
 """
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import onnx
 import pytest
-from hypothesis import assume, event, given, settings
+from hypothesis import assume, event, given
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
@@ -20,9 +18,10 @@ import maxlower
 from maxlower.runtime import bit_equal, run_model
 from passes import ConversionError
 from passes.extremum import FAMILIES
+from tests import budget
 
 LATEST = onnx.defs.onnx_opset_version()
-EXAMPLES = int(os.environ.get("MAXLOWER_FUZZ_EXAMPLES", "150"))
+EXAMPLES = 150
 
 # Element types each op accepts from a given opset (design note's table); bfloat16 is left
 # out because no runner here computes it.
@@ -144,9 +143,7 @@ def family_models(draw):
     return model, feeds, target
 
 
-@settings(
-    max_examples=EXAMPLES,
-)
+@budget.fuzz(EXAMPLES)
 @given(family_models())
 def test_random_conversion_is_exact_or_refused(case):
     model, feeds, target = case

@@ -82,6 +82,7 @@ def test_widths_fit_the_distinct_values_and_are_no_integer_type():
         assert floats not in (8, 16, 32, 64) and integers not in (8, 16, 32, 64)
 
 
+@pytest.mark.slow  # half a minute of solving (the forms at small n: the tests above)
 def test_order_proves_the_argmax_form_at_n_16():
     """The issue's figure: the order-type abstraction reaches about n = 16. ArgMax through
     ReduceMax, Equal/IsNaN, Where and ReduceMin over [2, 16] float32 is proved in seconds

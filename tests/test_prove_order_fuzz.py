@@ -1,13 +1,14 @@
 """The order method against the full-precision proof on random pairs of graphs
 (tests/strategies_rules.py): whatever the order method proves, the full proof proves too.
 This draws the class the method's soundness rests on (every op checked to only compare,
-select or move data; the extremes and NaN the only data constants), not single rows."""
+select or move data; the extremes and NaN the only data constants), not single rows.
+Budgets: tests/budget.py (deadline and health checks: tests/conftest.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from onnx import TensorProto as TP
 from onnx.reference import ReferenceEvaluator
@@ -19,6 +20,7 @@ import z3
 from maxlower.prove.core import PROVED, prove
 from maxlower.prove.order import NotOrderInvariant, OrderInterpreter, order_equal, width_for
 from maxlower.prove.semantics import Tensor
+from tests import budget
 from tests.strategies_rules import SIZE, graph_pairs
 
 MAGNITUDE = st.floats(0.5, 1e6, width=32)
@@ -32,25 +34,25 @@ def _check(pair):
         assert report.status == PROVED, report.summary()
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@budget.fuzz(40)
 @given(pair=graph_pairs(TP.FLOAT))
 def test_order_proves_only_what_the_full_proof_proves_float32(pair):
     _check(pair)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@budget.fuzz(25)
 @given(pair=graph_pairs(TP.INT8))
 def test_order_proves_only_what_the_full_proof_proves_int8(pair):
     _check(pair)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@budget.fuzz(25)
 @given(pair=graph_pairs(TP.UINT64))
 def test_order_proves_only_what_the_full_proof_proves_uint64(pair):
     _check(pair)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@budget.fuzz(80)
 @given(pair=graph_pairs(TP.FLOAT), data=st.data())
 def test_the_rank_semantics_commute_with_an_increasing_map_in_onnx_reference(pair, data):
     """The abstraction's own semantics, differentially: run a graph of the fragment on

@@ -7,6 +7,10 @@ the templates reach. The rules are split into chunks by their position in the re
 (`_chunks`, a partition of every rule), so pytest-xdist runs them on both workers; a chunk
 is a test of its own, and `test_the_chunks_cover_every_registered_rule` checks that the
 partition is total.
+
+The proofs of the chunks take minutes: they are in the slow tier; the default tier checks the
+partition and the compositional argument's scaling (the prover itself is in the default tier
+through tests/test_prove_*.py).
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ def _chunks() -> list[list[str]]:
     return [ordered[k::CHUNKS] for k in range(CHUNKS)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("chunk", range(CHUNKS))
 def test_every_rule_of_the_chunk_is_proved_in_every_dtype(chunk):
     rules = set(_chunks()[chunk])

@@ -15,6 +15,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 FENCED = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
@@ -29,7 +31,7 @@ IN_THE_COPY = (
     "tests/test_io_sparse.py::test_the_sparse_path_writes_what_the_full_path_writes",
     # parametrized over the example models
     "tests/test_verify.py::test_a_model_is_equivalent_to_itself",
-    # the example models are its seeds (fewer cases here: MAXLOWER_FUZZ_FILE_EXAMPLES below)
+    # the example models are its seeds (its default-tier item, at the slow profile's budget)
     "tests/test_fuzz_files.py::test_damaged_files_end_in_a_clean_exit",
     # test_examples.py: the tests of the example models, and those whose `workdir` copies
     # them; its other README commands (about 20 s) run in that same `workdir`
@@ -114,13 +116,14 @@ def run(args: list[str], cwd: pathlib.Path, env: dict[str, str]) -> subprocess.C
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
 
 
-def test_the_quick_start_then_the_tests_on_a_fresh_copy(tmp_path: pathlib.Path):
+def quick_start_first_command(tmp_path: pathlib.Path) -> tuple[pathlib.Path, dict[str, str]]:
+    """A fresh copy in tmp_path, and the quick start's first command run in it, checked: it
+    writes what the README says. Returns the copy and the environment that runs it."""
     copy = fresh_copy(tmp_path / "repo")
     # `python -m` in the copy imports the copy's maxlower, passes and tests, not the
     # editable install's.
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     env["PYTHONPATH"] = str(copy)
-    env["MAXLOWER_FUZZ_FILE_EXAMPLES"] = "100"
     where = run(
         [
             sys.executable,
@@ -146,18 +149,34 @@ def test_the_quick_start_then_the_tests_on_a_fresh_copy(tmp_path: pathlib.Path):
     assert output.startswith("examples/models/")  # what makes this test worth having
     assert files(copy) == before | {output}, "the first command writes what the README says"
     assert result.stdout.rstrip().endswith(f"wrote {output}")
+    return copy, env
+
+
+def test_the_quick_starts_first_command_writes_what_the_readme_says(tmp_path: pathlib.Path):
+    """The default tier's part of the test below: its first step."""
+    quick_start_first_command(tmp_path)
+
+
+@pytest.mark.slow  # runs the suite's collection and the tests that use every example model
+def test_the_quick_start_then_the_tests_on_a_fresh_copy(tmp_path: pathlib.Path):
+    copy, env = quick_start_first_command(tmp_path)
+    output = stated_output()
     after_convert = files(copy)
 
-    # No test, in any module, is parametrized over the new file.
+    # No test, in any module of either tier (docs/testing.md), is parametrized over the new file.
     pytest_args = [sys.executable, *quick_start_pytest()[1:], "-p", "no:cacheprovider"]
-    collected = run([*pytest_args, "--collect-only", "-q", "tests"], copy, env)
+    both_tiers = ["-m", "slow or not slow"]
+    collected = run([*pytest_args, "--collect-only", "-q", *both_tiers, "tests"], copy, env)
     assert collected.returncode == 0, collected.stdout[-3000:] + collected.stderr[-3000:]
     name = pathlib.PurePosixPath(output).name
     assert [line for line in collected.stdout.splitlines() if name in line] == []
 
     # 2. `python -m pytest`: the tests that use every example model.
     basetemp = tmp_path / "basetemp"  # not the outer run's pytest-of-<user> directory
-    tested = run([*pytest_args, f"--basetemp={basetemp}", "-q", *IN_THE_COPY], copy, env)
+    # (the default tier's items, at the slow tier's budgets: as many damaged files or more
+    # than before the tiers, when this run asked for 100)
+    budgets = ["--hypothesis-profile=slow"]
+    tested = run([*pytest_args, f"--basetemp={basetemp}", "-q", *budgets, *IN_THE_COPY], copy, env)
     assert tested.returncode == 0, tested.stdout[-6000:] + tested.stderr[-3000:]
     # ... and they wrote nothing into the tree (README commands run in copies of examples/).
     assert files(copy) == after_convert

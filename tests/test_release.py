@@ -7,7 +7,7 @@ caller of the library gets real types.
 Building fetches setuptools from the package index into build's isolated environment, and
 the install fetches the dependencies (pip's cache makes that fast after the first time); CI
 has the index. These tests skip only when `build`, `twine` or `mypy` (the dev extra) are
-not installed.
+not installed. All but the changelog's test are in the slow tier (docs/testing.md).
 """
 
 from __future__ import annotations
@@ -94,6 +94,7 @@ def dists(tmp_path_factory: pytest.TempPathFactory) -> Dists:
     return Dists(base / "dist", built.stdout + built.stderr)
 
 
+@pytest.mark.slow  # builds the sdist and the wheel (the `dists` fixture): the slow tier
 def test_the_build_prints_no_warning(dists: Dists):
     """The next deprecation (setuptools announced 2027-02-18 for the last one) fails here
     the day it appears, not the day builds stop working."""
@@ -101,6 +102,7 @@ def test_the_build_prints_no_warning(dists: Dists):
     assert warnings == [], "\n".join(warnings)
 
 
+@pytest.mark.slow  # builds the sdist and the wheel (the `dists` fixture): the slow tier
 def test_twine_check_passes_with_no_warning(dists: Dists):
     _needs("twine")
     checked = _run([sys.executable, "-m", "twine", "check", "--strict", dists.sdist, dists.wheel])
@@ -114,6 +116,7 @@ def _sdist_files(sdist: pathlib.Path) -> set[str]:
     return {name for name in names if not SDIST_METADATA.match(name)}
 
 
+@pytest.mark.slow  # builds the sdist and the wheel (the `dists` fixture): the slow tier
 def test_the_sdist_holds_the_tracked_files_and_no_generated_data(dists: Dists):
     files = _sdist_files(dists.sdist)
     assert not files & set(GENERATED)
@@ -128,6 +131,7 @@ def test_the_sdist_holds_the_tracked_files_and_no_generated_data(dists: Dists):
     assert not extra, f"in the sdist but not tracked: {sorted(extra)}"
 
 
+@pytest.mark.slow  # builds the sdist and the wheel (the `dists` fixture): the slow tier
 def test_the_wheel_holds_the_license_the_type_markers_and_the_profiles(dists: Dists):
     with zipfile.ZipFile(dists.wheel) as wheel:
         names = set(wheel.namelist())
@@ -142,6 +146,7 @@ def test_the_wheel_holds_the_license_the_type_markers_and_the_profiles(dists: Di
     assert "\nClassifier: Typing :: Typed\n" in metadata
 
 
+@pytest.mark.slow  # a virtual environment and an install of every dependency: a minute
 def test_the_wheel_works_in_a_fresh_venv_outside_the_source_tree(
     dists: Dists, tmp_path: pathlib.Path
 ):
@@ -218,6 +223,7 @@ REVEALED = [
 ]
 
 
+@pytest.mark.slow  # mypy on a caller, cold: seconds (.ci/run type-checks the API itself)
 def test_a_typed_caller_gets_real_types(tmp_path: pathlib.Path):
     """What mypy infers for a program that calls the library: the types the annotations
     give (py.typed), not Any; and no parameter or result of an entry point is Any."""

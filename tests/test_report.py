@@ -23,6 +23,7 @@ from maxlower.cli import cli
 from maxlower.errors import InvalidModelError
 from maxlower.pipeline import load_proto
 from maxlower.profiles import load_profile
+from tests import tiers
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 MODELS = ROOT / "examples" / "models"
@@ -222,7 +223,9 @@ def test_convert_verify_marks_the_diverging_node_in_the_rewrite(tmp_path):
     assert "✗ DIFFERENT" in page
 
 
-@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+@pytest.mark.parametrize(  # (the larger zoo networks in the slow tier: tests/tiers.py)
+    "path", tiers.split(FIXTURES, keep=lambda p: not tiers.large_network(p)), ids=lambda p: p.name
+)
 @pytest.mark.parametrize("job", ["11", "18", "primitives"])
 def test_every_site_is_the_cone_that_computes_its_outputs(path, job):
     """On every fixture: every non-relabelled node is drawn, and its AFTER side computes

@@ -218,6 +218,7 @@ def test_an_expandable_group_opens(browser, tmp_path):
     assert browser.execute_script(shown) is True
 
 
+@pytest.mark.slow  # a timing of the largest page (the others: the tests above)
 def test_the_largest_fixture_renders_in_under_2_s_and_5_mb(browser, tmp_path):
     page = _report(tmp_path, "convert", LARGEST, "--opset", 21)
     size = page.stat().st_size

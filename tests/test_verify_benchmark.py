@@ -8,11 +8,29 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "verify_cost.py"
 START, END = "<!-- verify-cost:start -->", "<!-- verify-cost:end -->"
 
 
+def test_the_script_starts_and_takes_the_quick_runs_options():
+    """The script imports what it uses (maxlower's modules as they are) and takes the options
+    the quick run below passes; the quick run itself, a benchmark, is in the slow tier."""
+    process = subprocess.run(
+        [sys.executable, str(SCRIPT), "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert process.returncode == 0, process.stderr[-3000:]
+    assert "--quick" in process.stdout and "--results" in process.stdout
+
+
+@pytest.mark.slow
 def test_quick_run_writes_its_section(tmp_path: Path):
     results = tmp_path / "RESULTS.md"
     results.write_text(f"# Benchmark results\n\nkeep me\n\n{START}\nstale\n{END}\n\nkeep me too\n")

@@ -8,6 +8,9 @@ ONNX function body. That body is the op's definition in the spec, and the conver
 reproduces it bit for bit (the original with the same nodes expanded at its own opset), but
 onnxruntime's fused LayerNormalization kernel sums in another order than its ReduceMean, so
 float outputs downstream differ from the original's by a few ulp. The argmax heads agree.
+
+The default tier converts every fixture but the larger zoo networks (tests/tiers.py); the
+slow tier converts those.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import maxlower
 from passes import ConversionError
 from passes.graph_utils import infer_shapes
 from passes.version.other_ops import ConvertOtherOpsPass, source_opsets_of
+from tests import tiers
 from tests.fixtures.catalog import (
     MANIFEST,
     TARGETS,
@@ -36,7 +40,10 @@ from tests.fixtures.catalog import (
 )
 
 FIXTURES = {f.name: f for f in fixtures()}
-PAIRS = [pytest.param(name, t, id=f"{name}-{t}") for name in FIXTURES for t in TARGETS]
+PAIRS = tiers.split(
+    [pytest.param(name, t, id=f"{name}-{t}") for name in FIXTURES for t in TARGETS],
+    keep=lambda pair: not tiers.large_network(pair[0]),
+)
 
 # Ops that do not exist below some opset, which conversion replaces by their function body
 # there; onnxruntime runs the original's with a fused kernel (see the module docstring).
