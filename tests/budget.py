@@ -22,7 +22,6 @@ from collections.abc import Callable
 from typing import TypeVar
 
 import pytest
-from _pytest.mark.expression import Expression
 from hypothesis import settings
 
 T = TypeVar("T", bound=Callable)
@@ -38,6 +37,10 @@ def runs_slow_tier(markexpr: str) -> bool:
     """Whether a run with `-m markexpr` selects slow-tier tests (its profile is then "slow")."""
     if not markexpr.strip():
         return True
+    try:  # pytest's own parser of -m expressions (not public API)
+        from _pytest.mark.expression import Expression
+    except ImportError:  # a pytest that moved it: the tier's name is enough
+        return "slow" in markexpr.replace("not slow", "")
     return Expression.compile(markexpr).evaluate(lambda name, **_: name == "slow")
 
 

@@ -8,9 +8,9 @@ the templates reach. The rules are split into chunks by their position in the re
 is a test of its own, and `test_the_chunks_cover_every_registered_rule` checks that the
 partition is total.
 
-The proofs of the chunks take minutes: they are in the slow tier; the default tier checks the
-partition and the compositional argument's scaling (the prover itself is in the default tier
-through tests/test_prove_*.py).
+The proofs of the chunks take minutes: they are in the slow tier; the default tier proves a
+few rows through the same path (SAMPLE_ROWS), and checks the partition and the compositional
+argument's scaling.
 """
 
 from __future__ import annotations
@@ -72,6 +72,27 @@ def test_every_rule_of_the_chunk_is_proved_in_every_dtype(chunk):
     # type the op takes can use it (bool → uint8 for Max and ArgMax, which take no bool)
     missing = {rule for rule in rules - {r.rule for r in rows} if not _never_applies(rule)}
     assert not missing, missing
+
+
+# The default tier's share of the proofs: rows that take under a second and need between
+# them four of the methods (every row: the chunks above, in the slow tier).
+SAMPLE_ROWS = {
+    ("ArgMax 12→11", "float32"),  # order, unchanged
+    ("Max 12→8", "int32"),  # lemma, semilattice
+    ("reduce_max_slice_tree", "float32"),  # semilattice
+    ("arg_max_to_reduce_max", "float64"),  # order
+}
+
+
+def test_a_sample_of_the_rules_is_proved_through_the_same_path():
+    rows = prove_rules(4, TIMEOUT, only=lambda rule, dtype: (rule, dtype) in SAMPLE_ROWS)
+    assert {(r.rule, r.dtype) for r in rows} == SAMPLE_ROWS
+    assert [r.cells() for r in rows if r.result != PROVED] == [], table(rows)
+    methods = {(r.rule, r.dtype): r.methods for r in rows}
+    for key, method in EXPECTED_METHODS.items():
+        if key in methods:
+            assert method in methods[key], (key, methods[key])
+    assert set().union(*methods.values()) >= {"order", "unchanged", "lemma", "semilattice"}
 
 
 def test_the_chunks_cover_every_registered_rule():

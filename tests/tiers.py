@@ -14,9 +14,9 @@ from collections.abc import Callable, Hashable, Iterable
 from typing import Any, TypeVar
 
 import pytest
-from _pytest.mark.structures import ParameterSet
 
 H = TypeVar("H", bound=Hashable)
+ParameterSet = type(pytest.param(None))  # what pytest.param makes
 
 slow = pytest.mark.slow
 
@@ -38,11 +38,8 @@ def split(values: Iterable[Any], keep: Callable[[Any], bool]) -> list[Any]:
             if not keep(raw):
                 value = pytest.param(*value.values, marks=[*value.marks, slow], id=value.id)
         elif not keep(value):
-            value = (
-                pytest.param(*value, marks=slow)
-                if isinstance(value, tuple)
-                else (pytest.param(value, marks=slow))
-            )
+            values_of = value if isinstance(value, tuple) else (value,)
+            value = pytest.param(*values_of, marks=slow)
         split_values.append(value)
     return split_values
 
