@@ -54,7 +54,7 @@ _LAZY = {
 
 def __getattr__(name: str) -> Any:
     if name not in _LAZY:
-        # `import maxlower; maxlower.api.convert_ir_model(...)`: a submodule, on first use
+        # `import maxlower; maxlower.api.run_job(...)`: a submodule, on first use
         if importlib.util.find_spec(f"{__name__}.{name}") is None:
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
         return importlib.import_module(f"{__name__}.{name}")

@@ -137,10 +137,11 @@ def _run_job(
     path = pathlib.Path(base_dir) / _LABEL
     prepared = _labelled(lambda: pipeline.prepare(proto, path, directory_known=known))
     keep = file is not None or proving is not None
-    done = _labelled(lambda: execute(prepared, job, base_dir, proving=proving, keep_before=keep))
-    error = done.proof.error() if done.proof is not None else None
-    if error is not None:
-        raise error
+    done = _labelled(lambda: execute(prepared, job, base_dir, keep_before=keep))
+    if proving is not None:
+        error = done.prove(proving).error()
+        if error is not None:
+            raise error
     if file is not None:
         file.write(done.page(_LABEL, file.seconds))
     if not isinstance(model, ir.Model):
@@ -164,6 +165,17 @@ class Done:
     outcome: Outcome
     proof: SitesReport | None = None
 
+    def prove(self, proving: ProofOptions) -> SitesReport:
+        """--prove / prove=: every rewrite site of the run proved equal to the node it
+        replaced (maxlower.prove.sites.prove_run); the verdict kept, and returned."""
+        from maxlower.prove.sites import prove_run
+
+        assert self.before is not None, "execute(keep_before=True) keeps what is proved"
+        self.proof = self.outcome.report.proof = prove_run(
+            self.before, self.outcome, self.job, proving
+        )
+        return self.proof
+
     def page(self, label: str, seconds: float, verification: Any = None) -> str:
         """The --report page of this job (maxlower.report.job_report)."""
         from maxlower.report import job_report
@@ -179,26 +191,20 @@ def execute(
     job: Job,
     base_dir: str | os.PathLike[str],
     *,
-    proving: ProofOptions | None = None,
     keep_before: bool = False,
     progress: Progress = QUIET,
 ) -> Done:
     """The one job that both doors run once the model is loaded and prepared
-    (maxlower.pipeline.prepare): the pipeline, then, with `proving`, the proof of every
-    rewrite site of the run (maxlower.prove.sites.prove_run). `keep_before`: keep a copy of
-    the model as it started (the pipeline changes `prepared`), for the --report page.
-    The library (`run_job`) and the command line (maxlower.cli.convert) both call this."""
+    (maxlower.pipeline.prepare): the pipeline, keeping a copy of the model as it started
+    when `keep_before` (the pipeline changes `prepared`; --prove and the --report page
+    read it). The proof of every rewrite site is `Done.prove`, which each door calls when
+    it is ready for it (the command line first prints the summary and verifies). The
+    library (`run_job`) and the command line (maxlower.cli.convert) both call this."""
     before = None
-    if keep_before or proving is not None:
+    if keep_before:
         before = onnx.ModelProto()
         before.CopyFrom(prepared)
-    outcome = pipeline.run(prepared, job, base_dir, progress=progress)
-    done = Done(job, before, outcome)
-    if proving is not None and before is not None:
-        from maxlower.prove.sites import prove_run
-
-        done.proof = outcome.report.proof = prove_run(before, outcome, job, proving)
-    return done
+    return Done(job, before, pipeline.run(prepared, job, base_dir, progress=progress))
 
 
 ProfileLike = str | pathlib.Path | Profile  # (several at once: ProfilesLike, a list of these)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import shutil
 
 import numpy as np
 import onnx
@@ -438,3 +439,21 @@ def test_a_node_changed_while_relabelled_is_a_site(monkeypatch):
     with pytest.raises(CounterexampleFound) as caught:
         maxlower.convert(model, 13, prove=True)
     assert "(Gather)" in str(caught.value) and caught.value.report.counterexample.reproduced
+
+
+def test_prove_runs_after_the_summary_and_the_verification(tmp_path, monkeypatch):
+    """`convert --verify --prove` prints what it changed, then verifies, then proves: a
+    failure of the proof (or a signal during it) leaves the summary and the verdict on
+    stdout, and a bad --verify option is refused before any proof (found by a review of
+    the layers refactor, which had moved the proof before both)."""
+    model = shutil.copy(EXAMPLES / "nested_opset18.onnx", tmp_path / "m.onnx")
+    args = ["convert", str(model), "--opset", "11", "--verify", "--prove", "--dry-run"]
+    lines = CliRunner().invoke(cli, args).output.splitlines()
+    prefixes = (f"{model}: opset 18", "verification:", "proof:")
+    first = [next(i for i, line in enumerate(lines) if line.startswith(p)) for p in prefixes]
+    assert first == sorted(first), lines
+    proved = []
+    monkeypatch.setattr("maxlower.prove.sites.prove_run", lambda *a: proved.append(a))
+    bad = CliRunner().invoke(cli, [*args, "--range", "nope=0:1"])
+    assert bad.exit_code == 2 and "nope" in bad.output
+    assert proved == [], "the proof ran before --verify refused its option"

@@ -214,3 +214,29 @@ def test_python_m_maxlower_verify(pair):
     )
     assert process.returncode == 1, process.stderr
     assert "DIFFERENT" in process.stdout and not process.stderr
+
+
+def test_an_input_whose_type_onnx_ir_cannot_read_is_untyped_in_the_refusal(tmp_path):
+    """`maxlower verify` reads the inputs' types off the protobufs; a map input (which onnx_ir
+    has no class for) is 'untyped' in the one-line refusal, never an internal error (found by
+    a review of the layers refactor, where the check stopped building onnx_ir)."""
+    from onnx import TensorProto, helper
+
+    map_type = helper.make_map_type_proto(
+        TensorProto.STRING, helper.make_tensor_type_proto(TensorProto.FLOAT, [])
+    )
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2])
+    vectorize = helper.make_node(
+        "DictVectorizer", ["x"], ["y"], domain="ai.onnx.ml", string_vocabulary=["a", "b"]
+    )
+    opsets = [helper.make_opsetid("", 13), helper.make_opsetid("ai.onnx.ml", 3)]
+    graph = helper.make_graph([vectorize], "g", [helper.make_value_info("x", map_type)], [y])
+    onnx.save(helper.make_model(graph, opset_imports=opsets), tmp_path / "map.onnx")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2])
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g", [x], [y])
+    onnx.save(helper.make_model(graph, opset_imports=opsets[:1]), tmp_path / "plain.onnx")
+    result = CliRunner().invoke(
+        cli, ["verify", str(tmp_path / "plain.onnx"), str(tmp_path / "map.onnx")]
+    )
+    assert result.exit_code == 2, result.output
+    assert "input 'x' is FLOAT in the reference and untyped in the candidate" in result.output

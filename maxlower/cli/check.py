@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import pathlib
 import sys
-from typing import TYPE_CHECKING
 
 import click
 
@@ -26,9 +25,6 @@ from maxlower.files import Outputs
 from maxlower.pipeline import Job, load_proto
 from maxlower.profiles import load_profiles, shipped_profiles
 from maxlower.ui import echo
-
-if TYPE_CHECKING:
-    pass
 
 
 @cli.command(

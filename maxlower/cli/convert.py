@@ -261,11 +261,9 @@ def _run_and_write(
         original = None
         if verification.enabled:  # the input as it is before the pipeline changes it
             original = inlined(prepared, base_dir)  # every external tensor, from base_dir
-        keep = report_path is not None
-        done = execute(
-            prepared, job, base_dir, proving=proving, keep_before=keep, progress=progress
-        )
-        outcome, proof = done.outcome, done.proof
+        keep = report_path is not None or proving is not None
+        done = execute(prepared, job, base_dir, keep_before=keep, progress=progress)
+        outcome, proof = done.outcome, None
         for location, directory in outcome.checked.base_dirs.items():
             outputs.read(os.path.join(directory, location), READ_EXTERNAL)
         report = outcome.report
@@ -282,7 +280,8 @@ def _run_and_write(
                     None if dry_run else output_path,
                     quiet=quiet,
                 )
-        if proof is not None:
+        if proving is not None:
+            proof = done.prove(proving)
             _show_proof(proof, outputs, counterexample_path, quiet)
             allowed &= proof.ok or verification.force or dry_run
             if not proof.ok and not dry_run:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pathlib
-from typing import TYPE_CHECKING
 
 import click
 
@@ -22,9 +21,6 @@ from maxlower.io import model_from_proto
 from maxlower.pipeline import load_proto
 from maxlower.ui import echo
 from passes.builder import schema_version
-
-if TYPE_CHECKING:
-    pass
 
 
 @cli.command(

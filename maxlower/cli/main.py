@@ -17,7 +17,6 @@ import pathlib
 import signal
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 import click
 
@@ -27,9 +26,6 @@ from maxlower.files import raising_on_termination, same_file
 from maxlower.profiles import Profile, ProfileSet
 from maxlower.ui import Progress, echo
 from passes.errors import ConversionError, concise
-
-if TYPE_CHECKING:
-    pass
 
 # Every exit code of every command, in one table; the help texts below are written from it.
 EXIT_OK = 0

@@ -16,7 +16,6 @@ import json
 import pathlib
 import sys
 import time
-from typing import TYPE_CHECKING
 
 import click
 import numpy as np
@@ -33,10 +32,6 @@ from maxlower.errors import InvalidModelError
 from maxlower.files import Outputs
 from maxlower.options import Number, check_number
 from maxlower.ui import echo
-
-if TYPE_CHECKING:
-    pass
-
 
 PROVE_EXIT_CODES_HELP = """\b
 Exit codes:

@@ -3,9 +3,9 @@ rewrites a model (`convert --verify`, and `lower --verify` the same way):
 
     @verification_options            # --seed --trials --inputs --range --dim --rtol --atol
     def command(..., verification):  #   --timeout --strict --json, with gate=True --verify --force
-        verification.remember(model)               # before rewriting it
+        original = inlined(prepared, base_dir)     # before rewriting it
         ...rewrite...
-        if verification.allows_writing(model, output_path):  # prints the summary
+        if verification.allows_writing(original, rewritten, output_path):  # prints it
             save(...)
         verification.finish()                      # exit 1 (difference) / 2 (inconclusive)
 
@@ -18,7 +18,6 @@ import functools
 import pathlib
 import sys
 import time
-from typing import TYPE_CHECKING
 
 import click
 import onnx
@@ -39,10 +38,6 @@ from maxlower.options import DEFAULT_TIMEOUT, OPTIONS, Number, check_number, che
 from maxlower.ui import echo
 from maxlower.verify.models import load_comparable
 from maxlower.verify.report import DIFFERENT, EQUIVALENT, VerifyReport
-
-if TYPE_CHECKING:
-    pass
-
 
 VERIFY_EXIT_CODES_HELP = """\b
 Exit codes:

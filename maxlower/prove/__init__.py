@@ -15,7 +15,8 @@ import dataclasses
 import importlib.util
 from typing import Any
 
-from maxlower.errors import InvalidModelError
+# (their home is maxlower.errors; importable from here as before)
+from maxlower.errors import CounterexampleFound, InvalidModelError, ProofFailed, ProofInconclusive
 
 INSTALL_HINT = (
     'the prover needs the z3-solver package: pip install "maxlower[prove]" '
@@ -84,6 +85,9 @@ def prove(*args: Any, **kwargs: Any) -> Any:
 
 __all__ = [
     "INSTALL_HINT",
+    "CounterexampleFound",
+    "ProofFailed",
+    "ProofInconclusive",
     "ProofOptions",
     "ProveLike",
     "prove",

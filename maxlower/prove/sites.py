@@ -3,7 +3,7 @@
     report = prove_stages(stages, ProofOptions(max_dim=4, timeout=60.0))
     report.status, report.sites[k].line(), report.counterexample
 
-A site (maxlower.report.sites: the node before, the nodes after that compute its outputs
+A site (maxlower.changes: the node before, the nodes after that compute its outputs
 from values that existed before) becomes two small models: the reference is the node at
 the source opset, the candidate the replacement at the target opset. Each reads the same
 free inputs (the values the site shares with the rest of its graph, captured outer values

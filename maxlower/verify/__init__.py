@@ -4,8 +4,11 @@
     report.ok, report.status, report.summary(), report.to_dict()
 
 `core.verify` runs the trials, `inputs` makes them, `runner` runs a model (onnxruntime,
-else onnx.reference), `compare` compares two arrays, `report` holds the result, and `cli`
-holds the `maxlower verify` command and the `--verify` options of the rewriting commands.
+else onnx.reference), `compare` compares two arrays, `report` holds the result, and
+`models` checks the two models `maxlower verify` compares. The command and the --verify
+options of the rewriting commands are maxlower/cli/verify.py; the library's
+`maxlower.verify` (maxlower.api.verify) also draws the HTML page, which this package
+never does.
 """
 
 import importlib
@@ -19,7 +22,7 @@ if TYPE_CHECKING:  # at run time, on first use (below)
 
 def __getattr__(name: str) -> Any:
     # `core` (onnxruntime, onnx.reference) loads on first use: the rewriting commands import
-    # `maxlower.verify.cli` for their --verify options, and most runs never verify.
+    # `maxlower.cli.verify` for their --verify options, and most runs never verify.
     if name == "verify":
         return importlib.import_module("maxlower.verify.core").verify
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

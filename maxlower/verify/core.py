@@ -75,7 +75,7 @@ def verify(
     `strict` makes NaN differences at ReduceMax/ArgMax fail. `timeout` is the budget in
     seconds of one model on one trial: a trial that runs past it is skipped, and if every
     trial is skipped the report is INCONCLUSIVE ("not verified"). Raises InvalidModelError
-    for unusable models or options (maxlower.verify.options; exit code 2 on the command
+    for unusable models or options (maxlower.options; exit code 2 on the command
     line), and for inputs too large to generate (maxlower.verify.models.check_verifiable).
     (`maxlower.verify`, the library's door, also writes the HTML page with `report=`.)
     """

@@ -61,11 +61,16 @@ def _fed_inputs(model: onnx.ModelProto) -> dict[str, ir.Value]:
     """The graph inputs a caller feeds (an initializer listed as an input has a default),
     each as the onnx_ir value it would be."""
     defaults = {t.name for t in model.graph.initializer}
-    return {
-        info.name: ir.serde.deserialize_value_info_proto(info, None)
-        for info in model.graph.input
-        if info.name not in defaults
-    }
+    return {info.name: _value(info) for info in model.graph.input if info.name not in defaults}
+
+
+def _value(info: onnx.ValueInfoProto) -> ir.Value:
+    """The input as an onnx_ir value; untyped where onnx_ir cannot read its type (a map),
+    as maxlower.serde.deserialize sets such a type aside."""
+    try:
+        return ir.serde.deserialize_value_info_proto(info, None)
+    except ir.serde.SerdeError:
+        return ir.Value(name=info.name)
 
 
 def _type_text(value: ir.Value) -> str:
