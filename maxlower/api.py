@@ -19,14 +19,16 @@ from __future__ import annotations
 import dataclasses
 import os
 import pathlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+import numpy as np
 import onnx
 import onnx_ir as ir
 
 from maxlower import pipeline
 from maxlower.errors import ConversionError, InvalidModelError, check_target_opset
+from maxlower.options import DEFAULT_TIMEOUT
 from maxlower.pipeline import Job, Outcome, Report
 from maxlower.profiles import Profile, ProfilesLike, load_profiles
 from maxlower.serde import deserialize, serialize
@@ -265,23 +267,46 @@ def verify(
     reference: ModelInput,
     candidate: ModelInput,
     *,
+    seed: int = 0,
+    trials: int | None = None,
+    inputs: Mapping[str, np.ndarray] | str | os.PathLike[str] | None = None,
+    ranges: Mapping[str, tuple[float, float]] | None = None,
+    dims: Mapping[str, int] | None = None,
+    rtol: float = 0.0,
+    atol: float = 0.0,
+    strict: bool = False,
+    timeout: float = DEFAULT_TIMEOUT,
     report: str | os.PathLike[str] | None = None,
-    **options: Any,
 ) -> VerifyReport:
     """Check that `candidate` computes what `reference` does; never raises on a difference.
-    The options (seed, trials, inputs, ranges, dims, rtol, atol, strict, timeout) are
-    maxlower.verify.core.verify's, whose docstring says each; `report`: also write the
+    The options are maxlower.verify.core.verify's (its docstring says each; the signature
+    is repeated here so that callers' type checkers see it); `report`: also write the
     HTML report `maxlower verify --report` writes."""
     from maxlower.verify.core import as_proto
     from maxlower.verify.core import verify as run_trials
 
+    def trials_of() -> VerifyReport:
+        return run_trials(
+            reference,
+            candidate,
+            seed=seed,
+            trials=trials,
+            inputs=inputs,
+            ranges=ranges,
+            dims=dims,
+            rtol=rtol,
+            atol=atol,
+            strict=strict,
+            timeout=timeout,
+        )
+
     if report is None:
-        return run_trials(reference, candidate, **options)
+        return trials_of()
     from maxlower.report import ReportFile, verify_report
 
     reads = {"the reference model": reference, "the candidate model": candidate}
-    with ReportFile(report, {**reads, "the inputs archive": options.get("inputs")}) as file:
-        result = run_trials(reference, candidate, **options)
+    with ReportFile(report, {**reads, "the inputs archive": inputs}) as file:
+        result = trials_of()
         sides = ((reference, "reference"), (candidate, "candidate"))
         label = " vs ".join(
             str(m) if isinstance(m, str | os.PathLike) else f"<{side}>" for m, side in sides
