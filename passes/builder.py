@@ -35,6 +35,26 @@ def schema_version(op_type: str, opset: int) -> int | None:
         return None
 
 
+@functools.cache
+def schema_accepts(op_type: str, opset: int, dtype: ir.DataType, input_index: int = 0) -> bool:
+    """Whether `op_type` at `opset` accepts `dtype` for its formal input `input_index`
+    (the last formal for the later inputs of a variadic one)."""
+    try:
+        schema = onnx.defs.get_schema(op_type, opset, "")
+    except onnx.defs.SchemaError:
+        return False
+    formal = schema.inputs[min(input_index, len(schema.inputs) - 1)]
+    allowed = {c.type_param_str: c.allowed_type_strs for c in schema.type_constraints}
+    names = allowed.get(formal.type_str)
+    if names is None:  # a fixed type such as tensor(int64)
+        names = [formal.type_str]
+    return f"tensor({_onnx_type_name(dtype)})" in names
+
+
+def _onnx_type_name(dtype: ir.DataType) -> str:
+    return {ir.DataType.FLOAT: "float", ir.DataType.DOUBLE: "double"}.get(dtype, dtype.name.lower())
+
+
 def min_ir_version(opset: int) -> int:
     """The lowest IR version a model importing default-domain `opset` may declare."""
     try:
@@ -116,6 +136,41 @@ class Builder:
                 f"target opset {since} or later",
             )
 
+    def require_input_types(self, op_type: str, inputs: Sequence[ir.Value | None]) -> None:
+        """Refuse a node whose typed input its schema at the target does not take.
+
+        The one place that keeps every emitted node type-valid at the target opset: a form
+        that is exact in numbers can still name an op on a type it lacks there (ReduceMax
+        never takes int16, Mul takes int8 only from opset 14), and the model would fail the
+        full checker. A family node made at an older version is left to the adapters that
+        bring it to the target (they widen types on the way), so it is checked only when
+        made at the target's version.
+        """
+        for index, value in enumerate(inputs):
+            if value is not None and value.dtype is not None:
+                self.require_accepts(op_type, value.dtype, "the exact form", index)
+
+    def require_accepts(
+        self, op_type: str, dtype: ir.DataType, what: str, input_index: int = 0
+    ) -> None:
+        """Refuse unless `op_type` at the target takes `dtype` (`what`: the form), naming
+        the first opset that would."""
+        if schema_accepts(op_type, self.opset, dtype, input_index):
+            return
+        later = next(
+            (
+                v
+                for v in range(self.opset + 1, onnx.defs.onnx_opset_version() + 1)
+                if schema_accepts(op_type, v, dtype, input_index)
+            ),
+            None,
+        )
+        raise self.refuse(
+            f"{what} needs {op_type} on {dtype.name}, which {op_type} at opset {self.opset} "
+            "does not take",
+            f"target opset {later} or later" if later else f"another type than {dtype.name}",
+        )
+
     def _insert(self, node: ir.Node) -> None:
         self.nodes.append(node)
         if self.anchor is not None:
@@ -147,6 +202,8 @@ class Builder:
         """Emit one single-output node; `family_version` marks a Max- or Min-family node."""
         if family_version is None:
             self.require(op_type)
+        if family_version in (None, schema_version(op_type, self.opset)):
+            self.require_input_types(op_type, inputs)
         node = ir.node(
             op_type, list(inputs), attributes=attributes or {}, name=self._fresh_name(op_type)
         )

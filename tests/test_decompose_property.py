@@ -264,3 +264,23 @@ def test_arithmetic_max_refuses_types_mul_does_not_take(dtype: str, opset: int):
     lowered = lower(model, "primitives")  # another exact form is still found
     onnx.checker.check_model(lowered, full_check=True)
     assert "Max" not in {n.op_type for n in lowered.graph.node}
+
+
+def test_stacked_form_refuses_a_type_its_reduce_does_not_take():
+    """Found by the property test above (class: a form emits an op on a type that op's
+    schema at the target does not take): the stacked form of int16 Max at opset 12 emitted
+    ReduceMax on int16, which no ReduceMax takes, and the model failed the full checker.
+    The builder now checks every emitted node's input types against its schema, so the
+    form is refused, and lowering still finds another exact form."""
+    model = onnx.parser.parse_model(
+        '<ir_version: 7, opset_import: ["" : 12]>'
+        "g (int16[3] x0, int16[3] x1) => (int16[3] out) { out = Max (x0, x1) }"
+    )
+    node = next(iter(ir.serde.deserialize_model(model).graph))
+    (stacked,) = [d for d in DECOMPOSITIONS["Max"] if d.name == "max_stack_and_reduce"]
+    with pytest.raises(ConversionError) as caught:
+        apply_decomposition(node, stacked, 12)
+    assert "ReduceMax on INT16" in caught.value.reason
+    assert caught.value.remedy == "another type than INT16"
+    lowered = lower(model, "primitives")
+    onnx.checker.check_model(lowered, full_check=True)

@@ -16,10 +16,9 @@ import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
-import onnx
 import onnx_ir as ir
 
-from passes.builder import Builder, schema_version
+from passes.builder import Builder, schema_accepts, schema_version
 from passes.extremum import FAMILY_OF, Extremum
 from passes.graph_utils import replace_node, require_dtype
 
@@ -68,38 +67,7 @@ def current_version(op_type: str, opset: int) -> int:
 
 def require_accepts(b, op_type: str, dtype: DT, what: str) -> None:
     """Refuse unless `op_type` at the builder's opset takes `dtype` (`what`: the form)."""
-    if schema_accepts(op_type, b.opset, dtype):
-        return
-    later = next(
-        (
-            v
-            for v in range(b.opset + 1, onnx.defs.onnx_opset_version() + 1)
-            if schema_accepts(op_type, v, dtype)
-        ),
-        None,
-    )
-    raise b.refuse(
-        f"{what} needs {op_type} on {dtype.name}, which {op_type} at opset {b.opset} does not take",
-        f"target opset {later} or later" if later else f"another type than {dtype.name}",
-    )
-
-
-def schema_accepts(op_type: str, opset: int, dtype: DT, input_index: int = 0) -> bool:
-    """Whether `op_type` at `opset` accepts `dtype` for its formal input `input_index`."""
-    try:
-        schema = onnx.defs.get_schema(op_type, opset, "")
-    except onnx.defs.SchemaError:
-        return False
-    formal = schema.inputs[min(input_index, len(schema.inputs) - 1)]
-    allowed = {c.type_param_str: c.allowed_type_strs for c in schema.type_constraints}
-    names = allowed.get(formal.type_str)
-    if names is None:  # a fixed type such as tensor(int64)
-        names = [formal.type_str]
-    return f"tensor({_onnx_type_name(dtype)})" in names
-
-
-def _onnx_type_name(dtype: DT) -> str:
-    return {DT.FLOAT: "float", DT.DOUBLE: "double"}.get(dtype, dtype.name.lower())
+    b.require_accepts(op_type, dtype, what)
 
 
 def widen_node(
