@@ -228,19 +228,37 @@ def prove(
     if invalid is not None and report.status != COUNTEREXAMPLE:
         # (a) found no input the candidate fails on; (b) the spec's own check refutes it
         report.status, report.reason, report.counterexample = COUNTEREXAMPLE, invalid, None
+    if report.status != COUNTEREXAMPLE:
+        return shape_refutation(reference, candidate, report)
     return report
 
 
 def interface_refutation(reference, candidate, policy: Policy, start: float):
-    """The refutation of a candidate whose interface differs (names, order, element types,
-    shapes, defaults of its inputs and outputs: maxlower.prove.models), naming what
-    differs; None when it is the same. Every door of the prover calls it first; models
-    with external references are refused before anything reads them."""
+    """The refutation of a candidate whose interface differs (names, order, element types
+    and defaults of its inputs and outputs: maxlower.prove.models), naming what differs;
+    None when it is the same. Every door of the prover calls it first; models with
+    external references are refused before anything reads them. Declared shapes are left
+    to the proof, which refutes them with inputs (the interpreter checks every declared
+    shape), and then to `shape_refutation`."""
     from maxlower.prove.models import interface_differences, refuse_external
 
     refuse_external(reference, "reference")
     refuse_external(candidate, "candidate")
+    differences = interface_differences(reference, candidate, shapes=False)
+    return _interface_report(differences, policy, start)
+
+
+def shape_refutation(reference, candidate, report):
+    """`report` (not a refutation), unless the models declare shapes of an input or output
+    a caller would find different: then refuted by the interface, naming the shape."""
+    from maxlower.prove.models import interface_differences
+
     differences = interface_differences(reference, candidate)
+    refused = _interface_report(differences, report.policy, time.perf_counter() - report.seconds)
+    return report if refused is None else refused
+
+
+def _interface_report(differences: list[str], policy: Policy, start: float):
     if not differences:
         return None
     more = f" (and {len(differences) - 1} more: {'; '.join(differences[1:])})"

@@ -4,6 +4,8 @@
                                         external tensors read in from the file's directory
     refuse_external(model, side)        InvalidModelError for a model still holding
                                         external references (nothing says where they are)
+    constants_read_in(model, base_dir)  a copy with what a rewrite site reads as a constant
+                                        read in from the model's directory (for --prove)
     interface_differences(ref, cand)    what a caller feeds and reads differently: input and
                                         output names, order, element types, shapes, defaults
     caller_inputs(model)                the graph inputs a caller may feed
@@ -72,6 +74,41 @@ def refuse_external(model: onnx.ModelProto, side: str) -> None:
         )
 
 
+# A dense initializer of at most this many bytes a site reads is read in for its proof (axes
+# saved with the weights); a larger one is a weight, and the site reading it inconclusive.
+SITE_TENSOR_LIMIT = 1 << 16
+
+
+def constants_read_in(model: onnx.ModelProto, base_dir) -> onnx.ModelProto:
+    """A copy of `model` (prepared from a file in `base_dir`) with the external tensors a
+    rewrite site may take as constants read in from `base_dir`, by the project's reader:
+    every tensor attribute (a Constant's value) and sparse tensor, and the dense
+    initializers of at most SITE_TENSOR_LIMIT bytes. A site model handed to onnx with a
+    relative location would be resolved against the working directory; the weights stay
+    external (maxlower.prove.sites: a site that reads one is inconclusive)."""
+    from maxlower.external import all_graphs, external_protos, is_external, read_all_in
+
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    found = external_protos(copy, initializers=False)
+    for graph in all_graphs(copy):
+        found += [t for t in graph.initializer if is_external(t) and _small(t)]
+    if found:
+        read_all_in(found, str(base_dir) if base_dir else None)
+    return copy
+
+
+def _small(tensor: onnx.TensorProto) -> bool:
+    try:
+        itemsize = onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize
+    except (KeyError, TypeError, ValueError):  # a type numpy has no width for: not a constant
+        return False
+    elements = 1
+    for d in tensor.dims:
+        elements *= d
+    return tensor.data_type != onnx.TensorProto.STRING and elements * itemsize <= SITE_TENSOR_LIMIT
+
+
 def caller_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
     """The graph inputs a caller may feed: all but the initializers a model before IR 4
     listed as inputs (onnxruntime takes those as constants and refuses a feed)."""
@@ -100,36 +137,38 @@ def _value(tensor: onnx.TensorProto) -> tuple:
 
 
 # --- the interface ------------------------------------------------------------------------
-def interface_differences(reference: onnx.ModelProto, candidate: onnx.ModelProto) -> list[str]:
+def interface_differences(
+    reference: onnx.ModelProto, candidate: onnx.ModelProto, *, shapes: bool = True
+) -> list[str]:
     """What a caller of the reference would find different in the candidate, one line each
     (empty: the same interface). The candidate must take every input the reference takes,
     in the same order, of the same element type, accepting every shape the reference
     accepts, with a default wherever the reference has one; an input only the candidate has
     must have a default (the reference's callers never feed it). It must give the same
     outputs, by name, in the same order, of the same element types, of shapes that agree
-    where both declare them."""
-    return _input_differences(reference, candidate) + _output_differences(reference, candidate)
+    where both declare them. `shapes=False`: all but the declared shapes."""
+    return _input_differences(reference, candidate, shapes) + _output_differences(
+        reference, candidate, shapes
+    )
 
 
-def _input_differences(reference, candidate) -> list[str]:
+def _input_differences(reference, candidate, shapes: bool) -> list[str]:
     ref = {v.name: v for v in caller_inputs(reference)}
     cand = {v.name: v for v in caller_inputs(candidate)}
     ref_defaults, cand_defaults = defaults(reference), defaults(candidate)
-    notes = [f"input {n!r} of the reference is not an input of the candidate" for n in ref]
-    notes = [note for note, n in zip(notes, ref) if n not in cand]
+    notes = [
+        f"input {n!r} of the reference is not an input of the candidate"
+        for n in ref
+        if n not in cand
+    ]
     notes += [
         f"the candidate needs an input {n!r} that the reference does not have"
         for n in cand
         if n not in ref and n not in cand_defaults
     ]
-    shared = [n for n in ref if n in cand]
-    if shared != [n for n in cand if n in ref]:
-        notes.append(
-            f"the inputs are in another order: reference {shared}, candidate "
-            f"{[n for n in cand if n in ref]}"
-        )
-    for name in shared:
-        notes += _type_differences("input", name, ref[name], cand[name], accepts=True)
+    notes += _order("inputs", ref, cand)
+    for name in (n for n in ref if n in cand):
+        notes += _type_differences("input", name, ref[name], cand[name], shapes, accepts=True)
         if name in ref_defaults and name not in cand_defaults:
             notes.append(
                 f"input {name!r} has a default in the reference, and none in the candidate "
@@ -138,7 +177,7 @@ def _input_differences(reference, candidate) -> list[str]:
     return notes
 
 
-def _output_differences(reference, candidate) -> list[str]:
+def _output_differences(reference, candidate, shapes: bool) -> list[str]:
     ref = {v.name: v for v in reference.graph.output}
     cand = {v.name: v for v in candidate.graph.output}
     notes = [
@@ -151,22 +190,25 @@ def _output_differences(reference, candidate) -> list[str]:
         for n in cand
         if n not in ref
     ]
-    shared = [n for n in ref if n in cand]
-    if shared != [n for n in cand if n in ref]:
-        notes.append(
-            f"the outputs are in another order: reference {shared}, candidate "
-            f"{[n for n in cand if n in ref]}"
-        )
-    for name in shared:
-        notes += _type_differences("output", name, ref[name], cand[name], accepts=False)
+    notes += _order("outputs", ref, cand)
+    for name in (n for n in ref if n in cand):
+        notes += _type_differences("output", name, ref[name], cand[name], shapes, accepts=False)
     return notes
 
 
-def _type_differences(what, name, ref: onnx.ValueInfoProto, cand, *, accepts: bool) -> list[str]:
+def _order(what: str, ref: dict, cand: dict) -> list[str]:
+    """The values both models have, in another order (a caller may take them by place)."""
+    ref_order, cand_order = [n for n in ref if n in cand], [n for n in cand if n in ref]
+    if ref_order == cand_order:
+        return []
+    return [f"the {what} are in another order: reference {ref_order}, candidate {cand_order}"]
+
+
+def _type_differences(what, name, ref, cand, shapes: bool, *, accepts: bool) -> list[str]:
     """The value's type in the two models: kind and element type must be the same; shapes
-    must agree where both declare a size, and, for an input (`accepts`), the candidate must
-    take every shape the reference takes (a size where the reference has a symbolic dim, or
-    one dim name for two of the reference's, narrows it)."""
+    (`shapes`) must agree where both declare a size, and, for an input (`accepts`), the
+    candidate must take every shape the reference takes (a size where the reference has a
+    symbolic dim, or one dim name for two of the reference's, narrows it)."""
     a, b = ref.type, cand.type
     if a.WhichOneof("value") != "tensor_type" or b.WhichOneof("value") != "tensor_type":
         if a.SerializeToString(deterministic=True) == b.SerializeToString(deterministic=True):
@@ -178,6 +220,8 @@ def _type_differences(what, name, ref: onnx.ValueInfoProto, cand, *, accepts: bo
             f"{what} {name!r} is {_dtype(ta.elem_type)} in the reference and "
             f"{_dtype(tb.elem_type)} in the candidate"
         ]
+    if not shapes:
+        return []
     if not (ta.HasField("shape") and tb.HasField("shape")):
         if accepts and tb.HasField("shape"):
             return [f"input {name!r} has no declared shape in the reference, one in the candidate"]
@@ -224,7 +268,9 @@ def _dtype(elem_type: int) -> str:
 
 __all__ = [
     "DEFAULTS_IR_VERSION",
+    "SITE_TENSOR_LIMIT",
     "caller_inputs",
+    "constants_read_in",
     "defaults",
     "differing_defaults",
     "interface_differences",

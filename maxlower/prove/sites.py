@@ -47,6 +47,7 @@ from maxlower.prove.core import (
     interface_refutation,
     invalid_candidate,
     prove,
+    shape_refutation,
 )
 from maxlower.prove.models import differing_defaults, interface_differences
 from maxlower.prove.semilattice import semilattice_equal, semilattice_witness
@@ -570,6 +571,10 @@ def prove_models(
             )
             if whole.status != INCONCLUSIVE:
                 return whole
+    start = time.perf_counter()
+    shapes = shape_refutation(reference, candidate, finish_report(PROVED, policy, [], set(), start))
+    if shapes.status == COUNTEREXAMPLE:  # (regions prove values, not the declared shapes)
+        return shapes
     # Regions prove values where the models differ; an invalid candidate is refuted as
     # a whole first (as `prove` does), whatever its regions compute.
     invalid = invalid_candidate(reference, candidate)
