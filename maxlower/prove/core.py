@@ -229,7 +229,7 @@ def prove(
         # (a) found no input the candidate fails on; (b) the spec's own check refutes it
         report.status, report.reason, report.counterexample = COUNTEREXAMPLE, invalid, None
     if report.status != COUNTEREXAMPLE:
-        return shape_refutation(reference, candidate, report)
+        return shape_refutation(reference, candidate, report, start)
     return report
 
 
@@ -248,13 +248,12 @@ def interface_refutation(reference, candidate, policy: Policy, start: float):
     return _interface_report(differences, policy, start)
 
 
-def shape_refutation(reference, candidate, report):
+def shape_refutation(reference, candidate, report, start: float):
     """`report` (not a refutation), unless the models declare shapes of an input or output
     a caller would find different: then refuted by the interface, naming the shape."""
     from maxlower.prove.models import interface_differences
 
-    differences = interface_differences(reference, candidate)
-    refused = _interface_report(differences, report.policy, time.perf_counter() - report.seconds)
+    refused = _interface_report(interface_differences(reference, candidate), report.policy, start)
     return report if refused is None else refused
 
 

@@ -572,7 +572,8 @@ def prove_models(
             if whole.status != INCONCLUSIVE:
                 return whole
     start = time.perf_counter()
-    shapes = shape_refutation(reference, candidate, finish_report(PROVED, policy, [], set(), start))
+    undecided = finish_report(PROVED, policy, [], set(), start)
+    shapes = shape_refutation(reference, candidate, undecided, start)
     if shapes.status == COUNTEREXAMPLE:  # (regions prove values, not the declared shapes)
         return shapes
     # Regions prove values where the models differ; an invalid candidate is refuted as
