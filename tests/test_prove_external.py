@@ -201,8 +201,7 @@ def test_strace_prove_opens_no_file_outside_the_models_directories(tmp_path):
     out.mkdir()
     env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONDONTWRITEBYTECODE="1")
     command = ["/usr/bin/strace", "-f", "-qq", "-e", "trace=open,openat", "-o", str(trace)]
-    # (-P: the working directory is not put on sys.path, so imports do not list it)
-    command += [sys.executable, "-P", "-m", "maxlower", "prove", reference, candidate]
+    command += [sys.executable, *_MAXLOWER_OFF_CWD, "prove", reference, candidate]
     command += ["--counterexample", str(out / "c.npz")]
     result = subprocess.run(
         command, capture_output=True, text=True, timeout=600, cwd=decoy, env=env
@@ -218,6 +217,19 @@ def test_strace_prove_opens_no_file_outside_the_models_directories(tmp_path):
     # and the models' own weights were read, each from its directory
     for directory in model_dirs:
         assert os.path.join(directory, "weights.bin") in opened
+
+
+# `python -m maxlower` with the working directory kept off sys.path, so that imports do not
+# list it (-P is Python 3.11's; before, the same by hand)
+_MAXLOWER_OFF_CWD = (
+    ["-P", "-m", "maxlower"]
+    if sys.version_info >= (3, 11)
+    else [
+        "-c",
+        "import sys, runpy; del sys.path[0]; "
+        "runpy.run_module('maxlower', run_name='__main__', alter_sys=True)",
+    ]
+)
 
 
 def _opened(text: str, cwd: pathlib.Path) -> set[str]:
