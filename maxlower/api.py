@@ -203,9 +203,12 @@ def execute(
     it is ready for it (the command line first prints the summary and verifies). The
     library (`run_job`) and the command line (maxlower.cli.convert) both call this."""
     before = None
-    if keep_before:
-        before = onnx.ModelProto()
-        before.CopyFrom(prepared)
+    if keep_before:  # (a copy: the pipeline changes `prepared`)
+        from maxlower.prove.models import constants_read_in
+
+        # with the constants a site reads in from the model's directory: the proof hands
+        # site models to onnx, which would look for their files in the working directory
+        before = constants_read_in(prepared, base_dir)
     return Done(job, before, pipeline.run(prepared, job, base_dir, progress=progress))
 
 

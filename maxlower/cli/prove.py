@@ -240,6 +240,7 @@ def _models(reference, candidate, dims, max_dim, timeout, flags, cex_path, json_
         PROVED,
         Policy,
     )
+    from maxlower.prove.models import read_model
     from maxlower.prove.sites import prove_models
 
     cex_path = cex_path or candidate.with_name(candidate.name + ".counterexample.npz")
@@ -251,7 +252,7 @@ def _models(reference, candidate, dims, max_dim, timeout, flags, cex_path, json_
         if report_path is not None:
             outputs.declare(report_path, "--report")
         started = time.perf_counter()
-        models = [_read(reference, candidate=False), _read(candidate, candidate=True)]
+        models = [read_model(reference, candidate=False), read_model(candidate, candidate=True)]
         report = prove_models(
             *models,
             dims=dims,
@@ -277,31 +278,6 @@ def _models(reference, candidate, dims, max_dim, timeout, flags, cex_path, json_
     if report.status == PROVED:
         return EXIT_OK
     return EXIT_DIFFERENT if report.status == COUNTEREXAMPLE else EXIT_INCONCLUSIVE
-
-
-def _read(path: pathlib.Path, *, candidate: bool):
-    """The model as its file has it (opset imports normalised), read once and vetted by
-    the pipeline's safety rules and full check (maxlower.pipeline.prepare, on a copy); the
-    proof runs on the file's own annotations, not on what shape inference adds or drops.
-    A candidate that fails only the full check is read all the same, for prove to refute:
-    an invalid candidate of a valid reference is a refutation (exit 1), as in
-    maxlower.prove.prove, not a bad input."""
-    import onnx
-
-    from maxlower.errors import CHECKER_ERRORS
-    from maxlower.io import read_model_proto
-    from maxlower.pipeline import normalise_opset_imports, prepare
-
-    proto = read_model_proto(path)
-    vetted = onnx.ModelProto()
-    vetted.CopyFrom(proto)
-    try:
-        prepare(vetted, path)
-    except InvalidModelError as error:
-        if not candidate or not isinstance(error.__cause__, CHECKER_ERRORS):
-            raise
-    normalise_opset_imports(proto)
-    return proto
 
 
 def _rules(max_dim, timeout, signed_zeros, json_path) -> int:

@@ -210,12 +210,17 @@ def prove(
     policy: Policy | None = None,
 ) -> ProofReport:
     """Prove `candidate` equal to `reference` for every input at every binding of their
-    symbolic dims (`dims`, else each of 0..`max_dim`)."""
+    symbolic dims (`dims`, else each of 0..`max_dim`). A model with external references
+    is refused (InvalidModelError: nothing says which directory holds them); a candidate
+    a caller cannot use as the reference is refuted by its interface (method "interface")."""
     policy = policy or Policy()
     start = time.perf_counter()
+    refused = interface_refutation(reference, candidate, policy, start)
+    if refused is not None:
+        return refused
     invalid = invalid_candidate(reference, candidate)
     try:
-        report = _prove(reference, candidate, dims, max_dim, timeout, policy, start)
+        report = _prove_every_call(reference, candidate, dims, max_dim, timeout, policy, start)
     except Exception:  # the interpreter assumes a valid model; an invalid one may break it
         if invalid is None:  # anywhere, and is refuted by the check below all the same
             raise
@@ -223,7 +228,98 @@ def prove(
     if invalid is not None and report.status != COUNTEREXAMPLE:
         # (a) found no input the candidate fails on; (b) the spec's own check refutes it
         report.status, report.reason, report.counterexample = COUNTEREXAMPLE, invalid, None
+    if report.status != COUNTEREXAMPLE:
+        return shape_refutation(reference, candidate, report, start)
     return report
+
+
+def interface_refutation(reference, candidate, policy: Policy, start: float):
+    """The refutation of a candidate whose interface differs (names, order, element types
+    and defaults of its inputs and outputs: maxlower.prove.models), naming what differs;
+    None when it is the same. Every door of the prover calls it first; models with
+    external references are refused before anything reads them. Declared shapes are left
+    to the proof, which refutes them with inputs (the interpreter checks every declared
+    shape), and then to `shape_refutation`."""
+    from maxlower.prove.models import interface_differences, refuse_external
+
+    refuse_external(reference, "reference")
+    refuse_external(candidate, "candidate")
+    differences = interface_differences(reference, candidate, shapes=False)
+    return _interface_report(differences, policy, start)
+
+
+def shape_refutation(reference, candidate, report, start: float):
+    """`report` (not a refutation), unless the models declare shapes of an input or output
+    a caller would find different: then refuted by the interface, naming the shape."""
+    from maxlower.prove.models import interface_differences
+
+    refused = _interface_report(interface_differences(reference, candidate), report.policy, start)
+    return report if refused is None else refused
+
+
+def _interface_report(differences: list[str], policy: Policy, start: float):
+    if not differences:
+        return None
+    more = f" (and {len(differences) - 1} more: {'; '.join(differences[1:])})"
+    reason = "the models' interfaces differ: " + differences[0]
+    report = finish_report(
+        COUNTEREXAMPLE, policy, [], set(), start, reason=reason + (more if differences[1:] else "")
+    )
+    report.method = "interface"
+    return report
+
+
+# Inputs whose defaults differ are proved at every choice of which of them a caller feeds:
+# at most this many (2**n proofs).
+DIFFERING_DEFAULTS_LIMIT = 3
+
+
+def _prove_every_call(reference, candidate, dims, max_dim, timeout, policy, start):
+    """The proof with every input a caller may feed as a variable (an overridable default
+    too: the default is one of its values); where the models give an input two different
+    defaults, again for each choice of those inputs left unfed (each model then runs with
+    its own default), all within one deadline."""
+    from maxlower.prove.models import differing_defaults
+
+    differing = differing_defaults(reference, candidate)
+    if len(differing) > DIFFERING_DEFAULTS_LIMIT:
+        reason = (
+            f"{len(differing)} inputs have different defaults in the two models "
+            f"({differing[:5]}): past the {DIFFERING_DEFAULTS_LIMIT} whose every choice of "
+            "fed and unfed the prover tries"
+        )
+        return finish_report(INCONCLUSIVE, policy, [], set(), start, reason=reason)
+    cases: list[Case] = []
+    report = None
+    for unfed in _subsets(differing):
+        pair = (_unfed(reference, unfed), _unfed(candidate, unfed))
+        report = _prove(*pair, dims, max_dim, timeout, policy, start)
+        note = f"inputs {unfed} left at their defaults" if unfed else ""
+        cases += [dataclasses.replace(c, note=c.note or note) for c in report.cases]
+        if report.status != PROVED:
+            if unfed and report.reason is None and report.status == COUNTEREXAMPLE:
+                report.reason = f"the models differ when a caller leaves {unfed} unfed"
+            break
+    assert report is not None
+    report.cases = cases
+    return report
+
+
+def _subsets(names: list[str]) -> list[list[str]]:
+    return [list(c) for k in range(len(names) + 1) for c in itertools.combinations(names, k)]
+
+
+def _unfed(model: onnx.ModelProto, names: list[str]) -> onnx.ModelProto:
+    """The model as a caller who does not feed `names` runs it: those inputs are their
+    defaults, constants."""
+    if not names:
+        return model
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    kept = [v for v in copy.graph.input if v.name not in names]
+    del copy.graph.input[:]
+    copy.graph.input.extend(kept)
+    return copy
 
 
 def invalid_candidate(reference, candidate) -> str | None:
@@ -257,7 +353,10 @@ def _check(model: onnx.ModelProto) -> str | None:
 
 
 def _prove(reference, candidate, dims, max_dim, timeout, policy, start) -> ProofReport:
-    signature = signature_of(reference, candidate)
+    try:
+        signature = signature_of(reference, candidate)
+    except OutsideFragment as error:  # an input the prover cannot make terms for
+        return finish_report(INCONCLUSIVE, policy, [], set(), start, reason=str(error))
     names = dim_names_of(signature)
     fixed = dict(dims or {})
     choices = [[fixed[n]] if n in fixed else list(range(max_dim + 1)) for n in names]
@@ -402,35 +501,22 @@ class InputSig:
 
 
 def signature_of(reference: onnx.ModelProto, candidate: onnx.ModelProto) -> list[InputSig]:
-    """The reference's inputs (those without a constant), checked against the candidate's."""
+    """The inputs a caller feeds the reference (an overridable default among them: the
+    proof is for all its values), checked against the candidate's. An input only the
+    candidate has keeps its default: the reference's callers never feed it."""
     from maxlower.errors import InvalidModelError
+    from maxlower.prove.models import caller_inputs, defaults
 
-    def sig(model, defaults_kept=frozenset()):
-        initialized = {i.name for i in model.graph.initializer}
+    def sig(model, fed=None):
+        optional = defaults(model)
         out = []
-        for k, value in enumerate(model.graph.input):
-            if value.name in initialized and value.name not in defaults_kept:
-                # an input the reference does not have: a caller of the reference never
-                # feeds it, so it keeps its default value (IR < 4 listed every initializer)
+        for value in caller_inputs(model):
+            if fed is not None and value.name in optional and value.name not in fed:
                 continue
-            t = value.type.tensor_type
-            if not value.type.HasField("tensor_type") or not t.HasField("shape"):
-                raise OutsideFragment(f"input {value.name!r} is not a tensor of known rank")
-            if t.elem_type not in SUPPORTED:
-                raise OutsideFragment(
-                    f"input {value.name!r} of type {TP.DataType.Name(t.elem_type)}"
-                )
-            dims = tuple(
-                d.dim_value if d.HasField("dim_value") else d.dim_param or f"?{value.name}:{i}"
-                for i, d in enumerate(t.shape.dim)
-            )
-            if value.name in initialized:
-                raise OutsideFragment(f"input {value.name!r} has a default value")
-            out.append(InputSig(value.name, t.elem_type, dims))
-            del k
+            out.append(_input_sig(value))
         return out
 
-    ref = sig(reference, {v.name for v in reference.graph.input})
+    ref = sig(reference)
     cand = sig(candidate, {s.name for s in ref})
     if {s.name: s.dtype for s in ref} != {s.name: s.dtype for s in cand}:
         raise InvalidModelError(
@@ -438,6 +524,19 @@ def signature_of(reference: onnx.ModelProto, candidate: onnx.ModelProto) -> list
             f"reference {[s.name for s in ref]}, candidate {[s.name for s in cand]}"
         )
     return ref
+
+
+def _input_sig(value: onnx.ValueInfoProto) -> InputSig:
+    t = value.type.tensor_type
+    if not value.type.HasField("tensor_type") or not t.HasField("shape"):
+        raise OutsideFragment(f"input {value.name!r} is not a tensor of known rank")
+    if t.elem_type not in SUPPORTED:
+        raise OutsideFragment(f"input {value.name!r} of type {TP.DataType.Name(t.elem_type)}")
+    dims = tuple(
+        d.dim_value if d.HasField("dim_value") else d.dim_param or f"?{value.name}:{i}"
+        for i, d in enumerate(t.shape.dim)
+    )
+    return InputSig(value.name, t.elem_type, dims)
 
 
 def dim_names_of(signature: list[InputSig]) -> list[str]:

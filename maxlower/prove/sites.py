@@ -44,9 +44,12 @@ from maxlower.prove.core import (
     Policy,
     ProofReport,
     finish_report,
+    interface_refutation,
     invalid_candidate,
     prove,
+    shape_refutation,
 )
+from maxlower.prove.models import differing_defaults, interface_differences
 from maxlower.prove.semilattice import semilattice_equal, semilattice_witness
 from passes.graph_utils import graph_protos
 
@@ -557,6 +560,9 @@ def prove_models(
     schema did not change: a node whose schema did is a region of its own, and the
     report states the assumption."""
     policy = policy or Policy()
+    refused = interface_refutation(reference, candidate, policy, time.perf_counter())
+    if refused is not None:
+        return refused
     if _in_fragment(reference) and _in_fragment(candidate):
         small = max(_elements(reference.graph.input, max_dim), 1) <= FULL_ELEMENTS
         if small:
@@ -565,11 +571,24 @@ def prove_models(
             )
             if whole.status != INCONCLUSIVE:
                 return whole
+    start = time.perf_counter()
+    undecided = finish_report(PROVED, policy, [], set(), start)
+    shapes = shape_refutation(reference, candidate, undecided, start)
+    if shapes.status == COUNTEREXAMPLE:  # (regions prove values, not the declared shapes)
+        return shapes
     # Regions prove values where the models differ; an invalid candidate is refuted as
     # a whole first (as `prove` does), whatever its regions compute.
     invalid = invalid_candidate(reference, candidate)
     if invalid is not None:
         return finish_report(COUNTEREXAMPLE, policy, [], set(), time.perf_counter(), reason=invalid)
+    differing = differing_defaults(reference, candidate)
+    if differing:  # a region reads such an input as free, for all values, never the defaults
+        reason = (
+            f"inputs {differing} have different defaults in the two models, and the proof "
+            "by regions takes each as a free input, not as its default; the whole-model "
+            "proof, which tries both, did not decide"
+        )
+        return finish_report(INCONCLUSIVE, policy, [], set(), time.perf_counter(), reason=reason)
     return prove_regions(
         reference, candidate, dims=dims, max_dim=max_dim, timeout=timeout, policy=policy
     )
@@ -645,17 +664,13 @@ def _default_opset(model: onnx.ModelProto) -> int | None:
 
 
 def _same_interface(reference: onnx.ModelProto, candidate: onnx.ModelProto) -> None:
-    """The models must read the same inputs and give the same outputs, by name."""
+    """The models must have the same interface (maxlower.prove.models, the one rule every
+    door applies; `prove_models` refutes a pair that has not)."""
     from maxlower.errors import InvalidModelError
 
-    for what in ("input", "output"):
-        a = [v.name for v in getattr(reference.graph, what)]
-        b = [v.name for v in getattr(candidate.graph, what)]
-        if a != b:
-            raise InvalidModelError(
-                f"the models' graph {what}s differ ({a[:5]} and {b[:5]}): proving by regions "
-                "needs the same names"
-            )
+    differences = interface_differences(reference, candidate)
+    if differences:
+        raise InvalidModelError(f"the models' interfaces differ: {differences[0]}")
 
 
 def _node_key(node: onnx.NodeProto, version: int | None, constants: dict[str, bytes]) -> bytes:
