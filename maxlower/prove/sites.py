@@ -494,11 +494,17 @@ def _value_info(name: str, before: Scope, after: Scope, what: str) -> onnx.Value
 def _model(name, nodes, tensors, inputs, outputs, model: onnx.ModelProto, where: str):
     graph = onnx.helper.make_graph(nodes, name, inputs, outputs, initializer=tensors)
     imports = {i.domain: i.version for i in model.opset_import}
-    if where.startswith("function "):  # a function's own imports
-        function = next(f for f in model.functions if where == f"function {f.domain}::{f.name}")
+    if where.startswith("function "):  # a function's own imports, in its subgraphs too
+        function = next(f for f in model.functions if _in_function(where, f))
         imports.update({i.domain: i.version for i in function.opset_import})
     opsets = [onnx.helper.make_opsetid(d, v) for d, v in imports.items()]
     return onnx.helper.make_model(graph, opset_imports=opsets, ir_version=model.ir_version)
+
+
+def _in_function(where: str, function: onnx.FunctionProto) -> bool:
+    """Whether `where` (a scope's name) is the function's body or a subgraph in it."""
+    body = f"function {function.domain}::{function.name}"
+    return where == body or where.startswith(body + " > ")
 
 
 __all__ = [
