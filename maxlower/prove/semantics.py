@@ -626,11 +626,11 @@ class Interpreter:
         if op == "ReduceSum":
             out = [self._sum(x, axes, k, list(row)) for k, row in enumerate(rows)]
         else:
-            out = [self._fold(x.dtype, list(row), direction) for row in rows]
+            out = [self._fold(x.dtype, list(row), direction, op) for row in rows]
         shape = [1 if i in axes else d for i, d in enumerate(x.shape)] if keepdims else kept
         return Tensor(x.dtype, _objects(out, shape))
 
-    def _fold(self, dtype, row, direction):
+    def _fold(self, dtype, row, direction, op):  # op: for SetInterpreter's override
         if not row:
             return constant_term(dtype, identity_of(dtype, direction))
         acc = row[0]
