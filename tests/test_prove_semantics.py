@@ -272,7 +272,7 @@ def row(dtype: int, n: int, pattern: int) -> np.ndarray:
         return np.resize(np.array([False, True]), n)
     if pattern == -2 and dtype in FLOAT_SORTS:  # a sum whose value depends on its order
         big = 2.0 ** (FLOAT_SORTS[dtype][1] + 1)
-        return np.resize(np.array([big, 1.0, -big, 1.0, 0.5]), n).astype(t)
+        return np.resize(np.array([1.0, big, 1.0, 1.0, -big, 1.0, 1.0]), n).astype(t)
     if dtype in INT_BITS:
         info = np.iinfo(t)
         return np.resize(np.array([info.max, info.min], dtype=t), n)
