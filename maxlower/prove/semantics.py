@@ -13,6 +13,9 @@ are the trusted base, so tests/test_prove_semantics.py compares them bit for bit
 onnx.reference on concrete inputs. In particular:
 - Max/Min keep numpy's tie rule for ±0 (float16 keeps the first operand, the other float
   types the second) and propagate NaN; reductions fold from the first element, as numpy.
+- A float ReduceSum of more than 2 elements: numpy's order of adds (pairwise from 8
+  elements, and by the layout) is not modelled. Of a graph input it is an unknown function
+  of its row (OPAQUE_SUM, an assumption), else outside the fragment.
 - ReduceMax/ArgMax on NaN: NaN propagates, ArgMax returns the first NaN (onnx.reference).
 - A float → integer Cast of NaN or of a value out of the integer's range is *undefined*:
   it adds to `defined` the condition under which it is not, and a candidate refines a
@@ -54,6 +57,13 @@ INT_BITS = {
 }
 SUPPORTED = frozenset({*FLOAT_SORTS, *INT_BITS, TP.BOOL})
 RNE = z3.RNE()
+# The longest float ReduceSum row whose result does not depend on the order of the adds
+# (a + b = b + a); see Interpreter._sum.
+FLOAT_SUM_EXACT = 2
+OPAQUE_SUM = (
+    "a float ReduceSum of a graph input over more than 2 elements is an unknown function of "
+    "its row (numpy's order of adds is not modelled), the same in both models"
+)
 
 
 class OutsideFragment(Exception):
@@ -303,6 +313,7 @@ class Interpreter:
         # Cast(b, W)), T) becomes max(a, b) in T, which the solver proves at once instead of
         # reasoning through conversions.
         self.narrow: dict[int, tuple[z3.ExprRef, z3.ExprRef, int]] = {}
+        self.given: dict[int, str] = {}  # id of each input Tensor of the run -> its name
 
     def record(self, wide: z3.ExprRef, narrow: z3.ExprRef, dtype: int) -> z3.ExprRef:
         self.narrow[wide.get_id()] = (wide, narrow, dtype)
@@ -358,6 +369,7 @@ class Interpreter:
         self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
         if model.functions:
             raise OutsideFragment("model-local functions")
+        self.given = {id(tensor): name for name, tensor in inputs.items()}
         values = self.graph(model.graph, dict(inputs))
         return Run(values, self.defined, self.assumptions, self.ops)
 
@@ -611,22 +623,49 @@ class Interpreter:
         moved = np.moveaxis(x.arr, axes, list(range(rank - len(axes), rank)))
         count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
         rows = moved.reshape(int(np.prod(kept, dtype=np.int64)), count)
-        out = [self._fold(x.dtype, list(row), direction, op) for row in rows]
+        if op == "ReduceSum":
+            out = [self._sum(x, axes, k, list(row)) for k, row in enumerate(rows)]
+        else:
+            out = [self._fold(x.dtype, list(row), direction, op) for row in rows]
         shape = [1 if i in axes else d for i, d in enumerate(x.shape)] if keepdims else kept
         return Tensor(x.dtype, _objects(out, shape))
 
-    def _fold(self, dtype, row, direction, op):
-        if op == "ReduceSum":
-            acc = constant_term(dtype, 0)
-            for v in row:
-                acc = arithmetic("Add", dtype, acc, v, self.defined, self.assumptions)
-            return acc
+    def _fold(self, dtype, row, direction, op):  # op: for SetInterpreter's override
         if not row:
             return constant_term(dtype, identity_of(dtype, direction))
         acc = row[0]
         for v in row[1:]:
             acc = self.pick(dtype, direction, acc, v)
         return self.unless_nan(dtype, row, acc, z3.FreshConst(acc.sort(), "unspecified"))
+
+    def _sum(self, x: Tensor, axes: list[int], k: int, row: list):
+        """Row k of numpy's sum of `x` over `axes` (onnx.reference's ReduceSum). Integers
+        wrap around, so every order of adds gives it; a float row of 1 or 2 is a + b in
+        any order (numpy starts from +0.0, so -0.0 sums to +0.0; ml_dtypes' bfloat16 from
+        the first element). A longer float row depends on numpy's order of adds (pairwise
+        from 8 elements in a contiguous row, left to right across a strided axis, float16
+        in float32 within one inner loop), which is not modelled: of a graph input, it is
+        an unknown value, the same in both models (the same input, axes
+        and row; OPAQUE_SUM); of a value the model computes (whose layout in numpy
+        depends on the ops that made it), outside the fragment."""
+        dtype = x.dtype
+        if dtype not in FLOAT_SORTS or len(row) <= FLOAT_SUM_EXACT:
+            first = 1 if dtype == TP.BFLOAT16 and row else 0
+            acc = row[0] if first else constant_term(dtype, 0)
+            for v in row[first:]:
+                acc = arithmetic("Add", dtype, acc, v, self.defined, self.assumptions)
+            return acc
+        name = self.given.get(id(x))
+        if name is None:
+            raise OutsideFragment(
+                f"float ReduceSum over {len(row)} elements of a computed value: "
+                "onnx.reference (numpy) adds them in an order that depends on the length "
+                "and the layout (pairwise from 8 elements), which the prover does not model"
+            )
+        # one named constant per (input, shape, axes, row): within a solve the input holds
+        # one value, so a constant is as exact as a function of the row, and far cheaper
+        self.assumptions.add(OPAQUE_SUM)
+        return z3.Const(f"ReduceSum({name}{list(x.shape)}, axes={axes})[{k}]", fp_sort(dtype))
 
     def op_ReduceMax(self, args, attrs, env):
         return self._reduce(args, attrs, +1, "ReduceMax")
@@ -751,6 +790,9 @@ class Interpreter:
     def op_Reshape(self, args, attrs, env):
         x = args[0]
         shape = self.ints(args[1], lambda: range(-1, 5), "Reshape shape")
+        copied = [i for i, d in enumerate(shape) if d == 0 and not attrs.get("allowzero", 0)]
+        if copied and copied[-1] >= len(x.shape):
+            raise OutsideFragment("Reshape copies a dim the input does not have (an error in ONNX)")
         dims = [
             x.shape[i] if d == 0 and not attrs.get("allowzero", 0) else d
             for i, d in enumerate(shape)
@@ -984,6 +1026,7 @@ def _clamp_range(start: int, end: int, rank: int) -> tuple[int, int]:
 __all__ = [
     "FLOAT_SORTS",
     "INT_BITS",
+    "OPAQUE_SUM",
     "SUPPORTED",
     "Interpreter",
     "NeedsValue",

@@ -51,6 +51,7 @@ from maxlower.prove.core import (
 )
 from maxlower.prove.models import differing_defaults, interface_differences
 from maxlower.prove.semilattice import semilattice_equal, semilattice_witness
+from maxlower.prove.shared import differing_sources, reads, shared_nodes
 from passes.graph_utils import graph_protos
 
 # What the full SMT proof takes on, measured on this machine (tests/test_prove_sites.py
@@ -465,7 +466,7 @@ def _closed(nodes: list[onnx.NodeProto], scope: Scope):
     constants: list[onnx.NodeProto] = []
     tensors: list[onnx.TensorProto] = []
     free: list[str] = []
-    for name in _external(nodes):
+    for name in reads(nodes):
         producer = scope.producer.get(name)
         if name in scope.tensors and name not in scope.inputs:
             if scope.tensors[name].data_location == onnx.TensorProto.EXTERNAL:
@@ -484,32 +485,6 @@ def _closed(nodes: list[onnx.NodeProto], scope: Scope):
     return [*constants, *nodes], tensors, free
 
 
-def _external(nodes: list[onnx.NodeProto]) -> list[str]:
-    """The names `nodes` (and their subgraphs) read but do not make, in order."""
-    made: set[str] = set()
-    read: list[str] = []
-    for node in nodes:
-        for name in [*node.input, *_captured(node)]:
-            if name and name not in made and name not in read:
-                read.append(name)
-        made.update(o for o in node.output if o)
-    return read
-
-
-def _captured(node: onnx.NodeProto) -> list[str]:
-    """The outer values the subgraphs of `node` read."""
-    found: list[str] = []
-    for attr in node.attribute:
-        bodies = [attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)
-        for body in bodies:
-            defined = {v.name for v in body.input} | {t.name for t in body.initializer}
-            for inner in body.node:
-                found += [n for n in [*inner.input, *_captured(inner)] if n and n not in defined]
-                defined.update(inner.output)
-            found += [o.name for o in body.output if o.name not in defined]
-    return found
-
-
 def _value_info(name: str, before: Scope, after: Scope, what: str) -> onnx.ValueInfoProto:
     type_proto = before.type_protos.get(name) or after.type_protos.get(name)
     if type_proto is None or not type_proto.HasField("tensor_type"):
@@ -522,11 +497,17 @@ def _value_info(name: str, before: Scope, after: Scope, what: str) -> onnx.Value
 def _model(name, nodes, tensors, inputs, outputs, model: onnx.ModelProto, where: str):
     graph = onnx.helper.make_graph(nodes, name, inputs, outputs, initializer=tensors)
     imports = {i.domain: i.version for i in model.opset_import}
-    if where.startswith("function "):  # a function's own imports
-        function = next(f for f in model.functions if where == f"function {f.domain}::{f.name}")
+    if where.startswith("function "):  # a function's own imports, in its subgraphs too
+        function = next(f for f in model.functions if _in_function(where, f))
         imports.update({i.domain: i.version for i in function.opset_import})
     opsets = [onnx.helper.make_opsetid(d, v) for d, v in imports.items()]
     return onnx.helper.make_model(graph, opset_imports=opsets, ir_version=model.ir_version)
+
+
+def _in_function(where: str, function: onnx.FunctionProto) -> bool:
+    """Whether `where` (a scope's name) is the function's body or a subgraph in it."""
+    body = f"function {function.domain}::{function.name}"
+    return where == body or where.startswith(body + " > ")
 
 
 __all__ = [
@@ -610,18 +591,21 @@ def prove_regions(
     ref_scope, cand_scope = scopes(reference)["main graph"], scopes(candidate)["main graph"]
     _same_interface(reference, candidate)
     versions = (_default_opset(reference), _default_opset(candidate))
-    constants = (_initializer_bytes(reference), _initializer_bytes(candidate))
-    shared = _same_nodes(ref_scope.nodes, cand_scope.nodes, versions, constants)
+    shared = shared_nodes(reference, candidate, ref_scope.nodes, cand_scope.nodes)
     regions, unmatched = _regions(ref_scope, cand_scope, shared)
     options = ProofOptions(max_dim, timeout, policy.signed_zeros)
     scoped = ({"main graph": ref_scope}, {"main graph": cand_scope})
+    retyped = _retyped_inputs(reference, candidate)
     proofs = [
-        prove_site("regions", site, reference, candidate, *scoped, options, dims)
+        _reads_retyped(site, retyped)
+        or prove_site("regions", site, reference, candidate, *scoped, options, dims)
         for site in regions
     ]
     proofs += [_unmatched_proof(nodes) for nodes in unmatched]
-    if _outputs_differ_in_constants(reference, candidate, constants):
-        proofs.append(_unmatched_proof([], "a graph output the models give as different constants"))
+    proofs += [_unmatched_proof([], f"graph input {n!r} is {why}") for n, why in retyped.items()]
+    if differing_sources(reference, candidate, [o.name for o in reference.graph.output]):
+        what = "a graph output no node makes that the models give as different constants or inputs"
+        proofs.append(_unmatched_proof([], what))
     assumptions = sorted({a for p in proofs if p.proof for a in p.proof.assumptions})
     if versions[0] != versions[1]:
         assumptions.append(
@@ -673,36 +657,43 @@ def _same_interface(reference: onnx.ModelProto, candidate: onnx.ModelProto) -> N
         raise InvalidModelError(f"the models' interfaces differ: {differences[0]}")
 
 
-def _node_key(node: onnx.NodeProto, version: int | None, constants: dict[str, bytes]) -> bytes:
-    """What makes two nodes the same: op, domain, attributes, inputs, outputs, the schema
-    the opset gives the op (the name is left out), and the value of each initializer it
-    reads: a node that reads `w` computes another function where `w` holds another value,
-    or is made by a node in one model and an initializer in the other."""
-    copy = onnx.NodeProto()
-    copy.CopyFrom(node)
-    copy.ClearField("name")
-    copy.ClearField("doc_string")
-    schema = _schema_since(node, version)
-    read = b"".join(b"|" + constants.get(name, b"-") for name in node.input)
-    return copy.SerializeToString(deterministic=True) + f"@{schema}".encode() + read
+def _retyped_inputs(reference: onnx.ModelProto, candidate: onnx.ModelProto) -> dict[str, str]:
+    """{graph input: how the models differ there ("float32[N] in the reference and ...")}
+    for the inputs of another type, shape or default value in each model (a region's free
+    input takes one type in both)."""
+    from maxlower.changes import type_text
+
+    found = {}
+    names = [v.name for v in reference.graph.input]
+    for name in differing_sources(reference, candidate, names):
+        a, b = (next(v for v in m.graph.input if v.name == name) for m in (reference, candidate))
+        found[name] = (
+            f"{type_text(a.type)} in the reference and {type_text(b.type)} in the candidate"
+            if a.type != b.type
+            else "of another default value (initializer) in each model"
+        )
+    return found
 
 
-def _initializer_bytes(model: onnx.ModelProto) -> dict[str, bytes]:
-    """{initializer name: its type, shape and value, as bytes} of the main graph."""
-    out = {}
-    for tensor in model.graph.initializer:
-        array = onnx.numpy_helper.to_array(tensor)
-        out[tensor.name] = f"{tensor.data_type}:{list(array.shape)}:".encode() + array.tobytes()
-    return out
-
-
-def _outputs_differ_in_constants(reference, candidate, constants) -> bool:
-    """A graph output that is an initializer in either model and not the same one in both
-    (no node computes it, so no region holds it)."""
-    return any(
-        constants[0].get(o.name) != constants[1].get(o.name)
-        for o in reference.graph.output
-        if o.name in constants[0] or o.name in constants[1]
+def _reads_retyped(site: Site, retyped: dict[str, str]) -> SiteProof | None:
+    """An inconclusive verdict for a region that reads a graph input the models type
+    differently (its models would take the reference's type on both sides); else None."""
+    name = next((n for n in reads([*site.before, *site.after]) if n in retyped), None)
+    if name is None:
+        return None
+    return SiteProof(
+        "regions",
+        site.where,
+        site.node,
+        site.op_type,
+        ", ".join(site.kinds),
+        "-",
+        INCONCLUSIVE,
+        0.0,
+        0,
+        f"it reads graph input {name!r}, {retyped[name]}, and a region's models take one "
+        f"type of each input; {REMEDY}",
+        None,
     )
 
 
@@ -731,28 +722,6 @@ def _unmatched_proof(nodes: list[onnx.NodeProto], what: str | None = None) -> Si
     )
 
 
-def _schema_since(node: onnx.NodeProto, version: int | None) -> int | None:
-    if node.domain not in ("", "ai.onnx") or version is None:
-        return None
-    try:
-        return onnx.defs.get_schema(node.op_type, version, "").since_version
-    except onnx.defs.SchemaError:
-        return None
-
-
-def _same_nodes(ref_nodes, cand_nodes, versions, constants) -> set[int]:
-    """ids of the nodes (of either model) that are the same in both."""
-    cand_keys: dict[bytes, list[onnx.NodeProto]] = {}
-    for node in cand_nodes:
-        cand_keys.setdefault(_node_key(node, versions[1], constants[1]), []).append(node)
-    shared: set[int] = set()
-    for node in ref_nodes:
-        twins = cand_keys.get(_node_key(node, versions[0], constants[0]))
-        if twins:
-            shared |= {id(node), id(twins.pop())}
-    return shared
-
-
 def _regions(
     ref: Scope, cand: Scope, shared: set[int]
 ) -> tuple[list[Site], list[list[onnx.NodeProto]]]:
@@ -775,7 +744,7 @@ def _regions(
     for side in ("ref", "cand"):
         made = {o for n in differing[side] for o in n.output if o}
         for node in differing[side]:
-            linked = [o for o in node.output if o] + [i for i in _external([node]) if i in made]
+            linked = [o for o in node.output if o] + [i for i in reads([node]) if i in made]
             for name in linked[1:]:
                 parent[find(name)] = find(linked[0])
     groups: dict[str, dict[str, list[onnx.NodeProto]]] = {}
@@ -800,7 +769,7 @@ def _read(nodes: list[onnx.NodeProto], scope: Scope) -> bool:
 
 def _region_site(ref_nodes, cand_nodes, ref: Scope, cand: Scope) -> Site:
     inside = {id(n) for n in ref_nodes}
-    read_elsewhere = {i for n in ref.nodes if id(n) not in inside for i in _external([n])}
+    read_elsewhere = {i for n in ref.nodes if id(n) not in inside for i in reads([n])}
     made = dict.fromkeys(o for n in ref_nodes for o in n.output if o)
     outputs = [o for o in made if o in read_elsewhere or o in ref.outputs]
     return Site(
@@ -813,7 +782,7 @@ def _region_site(ref_nodes, cand_nodes, ref: Scope, cand: Scope) -> Site:
         after=cand_nodes,
         before_types={},
         after_types={},
-        inputs=_external(ref_nodes),
+        inputs=reads(ref_nodes),
         outputs=outputs,
         new_constants=[],
     )
