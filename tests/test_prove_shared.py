@@ -190,10 +190,12 @@ def test_prove_a_b_does_not_prove_a_pair_that_differs_in_what_a_node_reads(tmp_p
 
 
 def test_a_region_reading_a_retyped_input_names_the_input_and_both_types():
+    """The one interface check answers first: a retyped input is a refutation that names
+    it (the shared decision's own refusal stays behind it, for the regions it reads)."""
     reference, candidate = PAIRS[5].models()
     report = prove_models(reference, candidate)
-    assert report.status == "inconclusive"
-    assert "'x', float32[100] in the reference and float64[100] in the candidate" in (
+    assert report.status == "counterexample" and report.method == "interface"
+    assert "input 'x' is float in the reference and double in the candidate" in (
         report.summary()
     )
 
