@@ -233,6 +233,7 @@ def prove(
 
 def _models(reference, candidate, dims, max_dim, timeout, flags, cex_path, json_path, report_path):
     """flags: (--signed-zeros, --strict)."""
+    from maxlower.prove.budget import Budget, process_start
     from maxlower.prove.core import (
         COUNTEREXAMPLE,
         DEFAULT_MAX_DIM,
@@ -252,13 +253,16 @@ def _models(reference, candidate, dims, max_dim, timeout, flags, cex_path, json_
             outputs.declare(report_path, "--report")
         started = time.perf_counter()
         models = [_read(reference, candidate=False), _read(candidate, candidate=True)]
-        report = prove_models(
-            *models,
-            dims=dims,
-            max_dim=DEFAULT_MAX_DIM if max_dim is None else max_dim,
-            timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
-            policy=Policy(signed_zeros=flags[0], nan_unspecified=flags[1]),
-        )
+        timeout = DEFAULT_TIMEOUT if timeout is None else timeout
+        # --timeout counts from the command's start (imports and reading included)
+        with Budget.until(process_start(), timeout).active():
+            report = prove_models(
+                *models,
+                dims=dims,
+                max_dim=DEFAULT_MAX_DIM if max_dim is None else max_dim,
+                timeout=timeout,
+                policy=Policy(signed_zeros=flags[0], nan_unspecified=flags[1]),
+            )
         if report.counterexample is not None:
             report.counterexample.path = str(cex_path)
             temp = outputs.stage(cex_path)
