@@ -322,13 +322,16 @@ def test_convert_prove_names_the_dims_bound_of_its_sites(tmp_path, max_dim):
     source = _save(tmp_path, "argmax.onnx", ARGMAX_LAST)
     report_path = tmp_path / "r.json"
     args = ["convert", source, "--opset", "11", "--prove", "--dry-run", "--json", str(report_path)]
-    result = _cli(*args, "--prove-max-dim", str(max_dim))
+    page = tmp_path / "r.html"
+    result = _cli(*args, "--prove-max-dim", str(max_dim), "--report", str(page))
     assert result.returncode == 0, result.stdout + result.stderr
     (line,) = [x for x in result.stdout.splitlines() if x.startswith("proof: PROVED")]
     assert f"proof of the whole model for symbolic dims (N) <= {max_dim} only" in line
     coverage = json.loads(report_path.read_text())["proof"]["coverage"]
     # (N = 0 is no run of the reference: ArgMax over an empty axis is an error)
     assert coverage == {"complete": False, "dims": {"N": list(range(1, max_dim + 1))}, "split": {}}
+    assert f"&lt;= {max_dim} only" in page.read_text()  # the page's Proof row
+    assert "for all inputs at N in " in page.read_text()  # and the site's
     _, library = maxlower.convert_with_report(ARGMAX_LAST, 11, prove={"max_dim": max_dim})
     assert library.proof.to_dict()["coverage"] == coverage
     assert f"<= {max_dim} only" in library.proof.headline()
