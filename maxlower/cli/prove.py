@@ -35,7 +35,7 @@ from maxlower.ui import echo
 
 PROVE_EXIT_CODES_HELP = """\b
 Exit codes:
-  0  proved: equal for all inputs at every dim binding
+  0  proved: equal at every dim binding, for all inputs or the split values named
   1  refuted: inputs on which the models differ (written as .npz), or a
      candidate that is not a valid model at its opset
   2  bad invocation or input
