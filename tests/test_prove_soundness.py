@@ -181,6 +181,52 @@ def test_a_binding_with_undefined_split_values_is_proved_at_the_others_and_says_
     assert "skipped s[0]=3 at N=2: the reference cannot run there" in report.summary()
 
 
+def _if_model(shifted: bool) -> onnx.ModelProto:
+    """If(c): then x (or x + [N == 2]), else Expand(x, [3]), which cannot run at N = 2."""
+    then_nodes = [helper.make_node("Identity", ["x"], ["t"])]
+    if shifted:
+        two = onnx.numpy_helper.from_array(np.array(2, np.int64))
+        then_nodes = [
+            helper.make_node("Size", ["x"], ["n"]),
+            helper.make_node("Constant", [], ["two"], value=two),
+            helper.make_node("Equal", ["n", "two"], ["e"]),
+            helper.make_node("Cast", ["e"], ["f"], to=onnx.TensorProto.FLOAT),
+            helper.make_node("Add", ["x", "f"], ["t"]),
+        ]
+    float_of = lambda name, dim: helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, [dim])  # noqa: E731
+    three = onnx.numpy_helper.from_array(np.array([3], np.int64))
+    other = [
+        helper.make_node("Constant", [], ["s"], value=three),
+        helper.make_node("Expand", ["x", "s"], ["u"]),
+    ]
+    graph = helper.make_graph(
+        [
+            helper.make_node(
+                "If",
+                ["c"],
+                ["y"],
+                then_branch=helper.make_graph(then_nodes, "then", [], [float_of("t", "T")]),
+                else_branch=helper.make_graph(other, "else", [], [float_of("u", "U")]),
+            )
+        ],
+        "g",
+        [float_of("x", "N"), helper.make_tensor_value_info("c", onnx.TensorProto.BOOL, [])],
+        [float_of("y", "Y")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def test_a_branch_that_cannot_run_splits_the_condition_instead_of_skipping_the_binding():
+    ref, cand = _if_model(False), _if_model(True)
+    witness = {"x": np.zeros(2, np.float32), "c": np.array(True)}
+    assert _differ(ref, cand, witness)
+    report = prove(ref, cand)
+    assert report.status == "counterexample", report.summary()
+    assert report.counterexample.dims == {"N": 2} and report.counterexample.reproduced
+
+
 # --- class 6: definedness per element ---------------------------------------------------------
 CAST_SIG = "(float[1] x) => (int8[1] a, float[1] b)"
 CAST_REF = _model(CAST_SIG, "a = Cast<to = 3>(x)\nb = Identity(x)")
