@@ -521,6 +521,7 @@ def _differences(ref_run, cand_run, policy: Policy) -> list:
         if ref.shape != cand.shape or ref.dtype != cand.dtype:
             return [z3.BoolVal(True)]
         for a, b in zip(ref.arr.reshape(-1), cand.arr.reshape(-1)):
+            budgets.current().tick()
             wrong = z3.Or(
                 z3.Not(cand_run.defined_at(b)),
                 z3.Not(same_under_policy(ref.dtype, a, b, policy)),

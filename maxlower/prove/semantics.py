@@ -352,7 +352,9 @@ def definedness(term: z3.ExprRef, guards: dict, memo: dict) -> z3.BoolRef | None
     if not guards:
         return None
     stack = [(term, False)]
+    budget = budgets.current()
     while stack:
+        budget.tick()
         node, expanded = stack.pop()
         key = node.get_id()
         if key in memo:
@@ -423,6 +425,12 @@ class Interpreter:
                 condition = z3.And(previous[1], condition)
             self.guards[term.get_id()] = (term, condition)
         return term
+
+    def ticking(self, rows):
+        """The rows of a reduction, counted against the budget's clock as they are read."""
+        for row in rows:
+            self.budget.tick(len(row))
+            yield row
 
     def error_unless(self, condition: z3.BoolRef) -> None:
         """The run fails (an error in ONNX, no output at all) unless `condition` holds."""
@@ -740,7 +748,7 @@ class Interpreter:
         moved = np.moveaxis(x.arr, axes, list(range(rank - len(axes), rank)))
         count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
         rows = moved.reshape(int(np.prod(kept, dtype=np.int64)), count)
-        out = [self._fold(x.dtype, list(row), direction, op) for row in rows]
+        out = [self._fold(x.dtype, list(row), direction, op) for row in self.ticking(rows)]
         shape = [1 if i in axes else d for i, d in enumerate(x.shape)] if keepdims else kept
         return Tensor(x.dtype, _objects(out, shape))
 
@@ -776,7 +784,8 @@ class Interpreter:
         if n == 0:
             raise OutsideFragment("ArgMax/ArgMin over an empty axis (an error in ONNX)")
         moved = np.moveaxis(x.arr, axis, -1)
-        out = [self._arg_row(x.dtype, list(row), direction, last) for row in moved.reshape(-1, n)]
+        rows = self.ticking(moved.reshape(-1, n))
+        out = [self._arg_row(x.dtype, list(row), direction, last) for row in rows]
         shape = list(moved.shape[:-1])
         result = _objects(out, shape)
         if keepdims:
