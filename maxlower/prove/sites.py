@@ -614,8 +614,8 @@ def _prove_models(reference, candidate, dims, max_dim, timeout, policy):
             whole = prove(
                 reference, candidate, dims=dims, max_dim=max_dim, timeout=timeout, policy=policy
             )
-            if whole.status != INCONCLUSIVE:
-                return whole
+            if whole.status != INCONCLUSIVE or budgets.current().remaining() <= 0:
+                return whole  # (past the deadline, regions have no time left either)
     # Regions prove values where the models differ; an invalid candidate is refuted as
     # a whole first (as `prove` does), whatever its regions compute.
     invalid = invalid_candidate(reference, candidate)
