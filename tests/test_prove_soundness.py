@@ -94,7 +94,20 @@ STEP_CAND = _model(
     "t = Max(s, lo)\nu = Min(t, hi)\ny = Slice(x, b, e, a, u)",
 )
 
+RANGE_SIG = "(float[1] x, int64 n) => (float[M] y)"
+_RANGE_OF = (
+    "z = Constant<value = int64 {0}>()\no = Constant<value = int64 {1}>()\n"
+    "r = Range(z, {limit}, o)\nf = Cast<to = 1>(r)\ny = Add(f, x)"
+)
+RANGE_REF = _model(RANGE_SIG, _RANGE_OF.replace("{limit}", "n"))
+# differs only at a limit >= 5 (the limit clipped to 4)
+RANGE_CAND = _model(
+    RANGE_SIG,
+    "four = Constant<value = int64 {4}>()\nq = Min(n, four)\n" + _RANGE_OF.replace("{limit}", "q"),
+)
+
 SPLIT_PAIRS = {
+    "range_limit_5": (RANGE_REF, RANGE_CAND, "n[0] in 0..4", {"n": np.array(5)}),
     "tile_repeats_5": (TILE_REF, TILE_CAND, "r[0] in 0..4", {"r": np.array([5])}),
     "slice_step_2": (STEP_REF, STEP_CAND, "s[0] in {-1, 1}", {"s": np.array([2])}),
 }
@@ -346,6 +359,15 @@ def test_a_proof_past_its_budget_is_inconclusive_within_the_timeout(tmp_path, ca
     assert result.returncode == 5, result.stdout + result.stderr
     assert "INCONCLUSIVE" in result.stdout and limit in result.stdout
     assert elapsed < timeout * 1.1, elapsed
+
+
+def test_the_budget_caps_the_solver_memory():
+    import z3
+
+    from maxlower.prove.budget import MEMORY_MB, Budget
+
+    with Budget().active():
+        assert int(z3.get_param("memory_max_size")) == MEMORY_MB
 
 
 def test_the_library_keeps_the_budget_too():
