@@ -233,7 +233,7 @@ def prove(
 
 def _models(reference, candidate, dims, max_dim, timeout, flags, cex_path, json_path, report_path):
     """flags: (--signed-zeros, --strict)."""
-    from maxlower.prove.budget import Budget, process_start
+    from maxlower.prove.budget import Budget
     from maxlower.prove.core import (
         COUNTEREXAMPLE,
         DEFAULT_MAX_DIM,
@@ -255,7 +255,7 @@ def _models(reference, candidate, dims, max_dim, timeout, flags, cex_path, json_
         models = [_read(reference, candidate=False), _read(candidate, candidate=True)]
         timeout = DEFAULT_TIMEOUT if timeout is None else timeout
         # --timeout counts from the command's start (imports and reading included)
-        with Budget.until(process_start(), timeout).active():
+        with Budget.for_command(timeout).active():
             report = prove_models(
                 *models,
                 dims=dims,

@@ -26,6 +26,7 @@ MAX_NODES = 200_000  # nodes one run of a model interprets, Loop bodies unrolled
 MAX_TRIPS = 100_000  # trips of one Loop
 MEMORY_MB = 4096  # z3's memory (memory_max_size)
 TICK = 2048  # elements built between two looks at the clock
+COMMAND_SHARE = 0.95  # of --timeout, for the work; the rest to report and exit
 
 
 class OverBudget(Exception):
@@ -48,6 +49,13 @@ class Budget:
     @classmethod
     def until(cls, start: float, timeout: float) -> Budget:
         return cls(deadline=start + timeout, timeout=timeout)
+
+    @classmethod
+    def for_command(cls, timeout: float) -> Budget:
+        """A command's budget: `timeout` seconds from the process's start, its work
+        stopping at COMMAND_SHARE of them so that reporting and exiting fit in the rest
+        (a run never goes past --timeout + 10%, even on busy cores)."""
+        return cls(deadline=process_start() + COMMAND_SHARE * timeout, timeout=timeout)
 
     def remaining(self) -> float:
         return float("inf") if self.deadline is None else self.deadline - time.perf_counter()

@@ -195,25 +195,22 @@ class ProofReport:
         coverage = self.coverage
         dims = ", ".join(f"{k} in {_values_text(v)}" for k, v in coverage["dims"].items())
         at = f"at {dims}" if dims else "at the models' static shapes"
-        if coverage["complete"]:
-            return f"for all inputs {at}"
-        split = " and ".join(f"{k} in {_values_text(v)}" for k, v in coverage["split"].items())
+        return f"{self._inputs_text()} {at}"
+
+    def _inputs_text(self) -> str:
+        """'for all inputs', or the split values, when some input was not split over all."""
+        split = self.coverage["split"]
+        if not split:
+            return "for all inputs"
+        values = " and ".join(f"{k} in {_values_text(v)}" for k, v in split.items())
         return (
-            f"for the inputs with {split} only (case-split values: other values of those "
-            f"elements are not proved), {at}"
+            f"for the inputs with {values} only (case-split values; other values of those "
+            "elements are not proved),"
         )
 
     def summary(self) -> str:
         bindings = len([c for c in self.cases if c.status != "undefined"])
-        proved_head = f"PROVED for all inputs at {bindings} shape binding(s)"
-        if not self.coverage["complete"]:
-            split = " and ".join(
-                f"{k} in {_values_text(v)}" for k, v in self.coverage["split"].items()
-            )
-            proved_head = (
-                f"PROVED for the inputs with {split} only (case-split values; other values "
-                f"of those elements are not proved), at {bindings} shape binding(s)"
-            )
+        proved_head = f"PROVED {self._inputs_text()} at {bindings} shape binding(s)"
         head = {
             PROVED: proved_head,
             COUNTEREXAMPLE: f"REFUTED: {self.reason}"
