@@ -240,6 +240,29 @@ def test_a_branch_that_cannot_run_splits_the_condition_instead_of_skipping_the_b
     assert report.counterexample.dims == {"N": 2} and report.counterexample.reproduced
 
 
+GATHER_SIG = "(float[N] x) => (float[1] y)"
+GATHER_REF = _model(GATHER_SIG, "i = Constant<value = int64[1] {0}>()\ny = Gather(x, i)")
+GATHER_CAND = _model(
+    GATHER_SIG,
+    "i = Constant<value = int64[1] {0}>()\nj = Constant<value = int64[1] {2}>()\n"
+    "a = Gather(x, i)\nb = Gather(x, j)\nz = Mul(b, a)\nc = Sub(z, z)\nd = IsNaN(c)\n"
+    "y = Where(d, a, a)",
+)
+
+
+def test_an_index_out_of_range_is_no_run_of_that_binding_only():
+    """Gather(x, 2) is an error in ONNX where N <= 2: the candidate cannot run where the
+    reference can (refuted, not inconclusive); as the reference, only those sizes are
+    skipped."""
+    report = prove(GATHER_REF, GATHER_CAND, dims={"N": 2})
+    assert report.status == "counterexample", report.summary()
+    assert report.counterexample.kind == "cannot run" and report.counterexample.reproduced
+    report = prove(GATHER_CAND, GATHER_CAND)
+    assert report.ok, report.summary()
+    assert report.coverage["dims"] == {"N": [3, 4]}
+    assert report.coverage["undefined_bindings"] == [{"N": 0}, {"N": 1}, {"N": 2}]
+
+
 # --- class 6: definedness per element ---------------------------------------------------------
 CAST_SIG = "(float[1] x) => (int8[1] a, float[1] b)"
 CAST_REF = _model(CAST_SIG, "a = Cast<to = 3>(x)\nb = Identity(x)")

@@ -782,7 +782,7 @@ class Interpreter:
         keepdims, last = attrs.get("keepdims", 1), attrs.get("select_last_index", 0)
         n = x.shape[axis]
         if n == 0:
-            raise OutsideFragment("ArgMax/ArgMin over an empty axis (an error in ONNX)")
+            raise NotRunnable("ArgMax/ArgMin over an empty axis (an error in ONNX)")
         moved = np.moveaxis(x.arr, axis, -1)
         rows = self.ticking(moved.reshape(-1, n))
         out = [self._arg_row(x.dtype, list(row), direction, last) for row in rows]
@@ -926,7 +926,7 @@ class Interpreter:
             return Tensor(x.dtype, self._gather_symbolic(x, indices, axis))
         picked = np.array(values, dtype=np.int64).reshape(indices.shape)
         if picked.size and (picked.min() < -n or picked.max() >= n):
-            raise OutsideFragment("Gather index out of range (an error in ONNX)")
+            raise NotRunnable("Gather index out of range (an error in ONNX)")
         taken = np.take(x.arr, picked, axis=axis)
         if not isinstance(taken, np.ndarray):  # a scalar index of a rank-1 tensor: the term
             cell = np.empty((), dtype=object)
@@ -1129,7 +1129,7 @@ def _numpy(dtype: int) -> np.dtype:
 def _slice(start: int, end: int, step: int, n: int) -> slice:
     """ONNX Slice's clamping of one axis, as a Python slice."""
     if step == 0:
-        raise OutsideFragment("Slice with step 0")
+        raise NotRunnable("Slice with step 0 (an error in ONNX)")
     start = start + n if start < 0 else start
     end = end + n if end < 0 else end
     if step > 0:
