@@ -263,6 +263,15 @@ def test_an_index_out_of_range_is_no_run_of_that_binding_only():
     assert report.coverage["undefined_bindings"] == [{"N": 0}, {"N": 1}, {"N": 2}]
 
 
+def test_a_range_step_of_zero_is_skipped_alone_never_an_internal_error(tmp_path):
+    signature = "(int64 d) => (int64[M] y)"
+    body = "z = Constant<value = int64 {0}>()\nf = Constant<value = int64 {4}>()\n"
+    ref = _model(signature, body + "y = Range(z, f, d)")
+    result = _cli("prove", *_pair(tmp_path, ref, ref))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "skipped d[0]=0" in result.stdout and "d[0] in 0..4 only" in result.stdout
+
+
 # --- class 6: definedness per element ---------------------------------------------------------
 CAST_SIG = "(float[1] x) => (int8[1] a, float[1] b)"
 CAST_REF = _model(CAST_SIG, "a = Cast<to = 3>(x)\nb = Identity(x)")

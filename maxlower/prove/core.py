@@ -477,7 +477,7 @@ def _run(model, inputs, side, policy: Policy):
         if "empty axis" in str(error) and side == "reference":
             raise Undefined(str(error)) from None
         raise OutsideFragment(f"{side}: {error}") from None
-    except (ValueError, IndexError, KeyError) as error:
+    except (ValueError, IndexError, KeyError, ArithmeticError) as error:
         # the reference has no result at these shapes (its inputs do not broadcast, say):
         # ONNX defines nothing there, so the binding is skipped as undefined
         kind = CannotRun if side == "candidate" else Undefined

@@ -956,8 +956,9 @@ class Interpreter:
             self.ints(a, lambda: split_domain("Range bounds"), "Range bounds")[0] for a in args
         ]
         start, limit, delta = bounds
-        if delta != 0:
-            self.budget.elements(max(0, -(-(limit - start) // delta)), f"Range{tuple(bounds)}")
+        if delta == 0:  # its element count divides by delta
+            raise NotRunnable("Range with delta 0 (an error in ONNX)")
+        self.budget.elements(max(0, -(-(limit - start) // delta)), f"Range{tuple(bounds)}")
         values = np.arange(start, limit, delta, dtype=_numpy(args[0].dtype))
         return constant(values, args[0].dtype)
 
