@@ -968,7 +968,13 @@ class Interpreter:
         value = concrete_int(condition, TP.BOOL)
         if value is not None and self.opset >= 11:
             return self.graph(then if value else other, dict(env))
-        yes, no = self.both_branches(condition, then, other, env)
+        try:
+            yes, no = self.both_branches(condition, then, other, env)
+        except NeedsValue as need:
+            if value is None or need.term is not condition:
+                raise
+            # If-1 with a known condition, whose other branch cannot run: it never runs
+            return self.graph(then if value else other, dict(env))
         for a, b, name in zip(yes, no, [o.name for o in then.output]):
             if self.spec_checks and self.opset < 11 and a.shape != b.shape:  # If-1: one shape
                 raise NotRunnable(
