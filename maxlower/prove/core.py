@@ -211,6 +211,10 @@ class ProofReport:
     def summary(self) -> str:
         bindings = len([c for c in self.cases if c.status != "undefined"])
         proved_head = f"PROVED {self._inputs_text()} at {bindings} shape binding(s)"
+        sizes = self.coverage["dims"]
+        if sizes:  # the sizes bound it: named in the verdict itself
+            named = ", ".join(f"{k} in {_values_text(v)}" for k, v in sizes.items())
+            proved_head += f", {named} only"
         head = {
             PROVED: proved_head,
             COUNTEREXAMPLE: f"REFUTED: {self.reason}"
