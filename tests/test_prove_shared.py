@@ -195,9 +195,7 @@ def test_a_region_reading_a_retyped_input_names_the_input_and_both_types():
     reference, candidate = PAIRS[5].models()
     report = prove_models(reference, candidate)
     assert report.status == "counterexample" and report.method == "interface"
-    assert "input 'x' is float in the reference and double in the candidate" in (
-        report.summary()
-    )
+    assert "input 'x' is float in the reference and double in the candidate" in (report.summary())
 
 
 def test_names_and_doc_strings_inside_a_subgraph_or_function_are_not_what_it_reads():

@@ -35,7 +35,7 @@ from maxlower.ui import echo
 
 PROVE_EXIT_CODES_HELP = """\b
 Exit codes:
-  0  proved: equal for all inputs at every dim binding
+  0  proved: equal at every dim binding, for all inputs or the split values named
   1  refuted: inputs on which the models differ (written as .npz), or a
      candidate that is not a valid model at its opset
   2  bad invocation or input
@@ -233,6 +233,7 @@ def prove(
 
 def _models(reference, candidate, dims, max_dim, timeout, flags, cex_path, json_path, report_path):
     """flags: (--signed-zeros, --strict)."""
+    from maxlower.prove.budget import Budget
     from maxlower.prove.core import (
         COUNTEREXAMPLE,
         DEFAULT_MAX_DIM,
@@ -253,13 +254,16 @@ def _models(reference, candidate, dims, max_dim, timeout, flags, cex_path, json_
             outputs.declare(report_path, "--report")
         started = time.perf_counter()
         models = [read_model(reference, candidate=False), read_model(candidate, candidate=True)]
-        report = prove_models(
-            *models,
-            dims=dims,
-            max_dim=DEFAULT_MAX_DIM if max_dim is None else max_dim,
-            timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
-            policy=Policy(signed_zeros=flags[0], nan_unspecified=flags[1]),
-        )
+        timeout = DEFAULT_TIMEOUT if timeout is None else timeout
+        # --timeout counts from the command's start (imports and reading included)
+        with Budget.for_command(timeout).active():
+            report = prove_models(
+                *models,
+                dims=dims,
+                max_dim=DEFAULT_MAX_DIM if max_dim is None else max_dim,
+                timeout=timeout,
+                policy=Policy(signed_zeros=flags[0], nan_unspecified=flags[1]),
+            )
         if report.counterexample is not None:
             report.counterexample.path = str(cex_path)
             temp = outputs.stage(cex_path)

@@ -24,7 +24,11 @@ import onnx
 import z3
 from onnx import TensorProto as TP
 
+from maxlower.prove import budget as budgets
+from maxlower.prove.budget import OverBudget
 from maxlower.prove.semantics import (
+    ERRORS,
+    EVERY,
     FLOAT_SORTS,
     INT_BITS,
     OPAQUE_SUM,
@@ -134,6 +138,23 @@ class Case:
     status: str
     seconds: float
     note: str = ""
+    # input elements case-split over values that are not all of theirs: {element: the
+    # values proved}; nothing is claimed at the others
+    split: dict[str, list[int]] = dataclasses.field(default_factory=dict)
+    # split values at which the reference cannot run ({element: value} each): no
+    # obligation there, and the binding's other values were still proved
+    undefined: list[dict[str, int]] = dataclasses.field(default_factory=list)
+
+
+def _values_text(values: list[int]) -> str:
+    ordered = sorted(values)
+    if len(ordered) > 2 and ordered == list(range(ordered[0], ordered[-1] + 1)):
+        return f"{ordered[0]}..{ordered[-1]}"
+    return "{" + ", ".join(map(str, values)) + "}"
+
+
+def _leaf_text(leaf: dict[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in leaf.items())
 
 
 @dataclasses.dataclass
@@ -151,20 +172,72 @@ class ProofReport:
     def ok(self) -> bool:
         return self.status == PROVED
 
+    @property
+    def coverage(self) -> dict:
+        """What a PROVED covers: the dims' sizes proved, the input elements proved only at
+        their split values (`split`; `complete` is False then), and the split values and
+        bindings skipped because the reference cannot run there (no obligation)."""
+        proved = [c for c in self.cases if c.status == PROVED]
+        names = sorted({k for c in self.cases for k in c.dims})
+        split: dict[str, set[int]] = {}
+        for case in proved:  # a value counts where every binding that split it proved it
+            for element, values in case.split.items():
+                split[element] = split.get(element, set(values)) & set(values)
+        return {
+            "complete": not split,
+            "dims": {k: sorted({c.dims[k] for c in proved}) for k in names},
+            "split": {k: sorted(v) for k, v in split.items()},
+            "undefined": [{"dims": c.dims, "values": leaf} for c in proved for leaf in c.undefined],
+            "undefined_bindings": [c.dims for c in self.cases if c.status == "undefined"],
+        }
+
+    def coverage_text(self) -> str:
+        """'for all inputs' or 'for the inputs with r[0] in 0..4', with the dims' sizes."""
+        coverage = self.coverage
+        dims = ", ".join(f"{k} in {_values_text(v)}" for k, v in coverage["dims"].items())
+        at = f"at {dims}" if dims else "at the models' static shapes"
+        return f"{self._inputs_text()} {at}"
+
+    def _inputs_text(self) -> str:
+        """'for all inputs', or the split values, when some input was not split over all."""
+        split = self.coverage["split"]
+        if not split:
+            return "for all inputs"
+        values = " and ".join(f"{k} in {_values_text(v)}" for k, v in split.items())
+        return (
+            f"for the inputs with {values} only (case-split values; other values of those "
+            "elements are not proved),"
+        )
+
     def summary(self) -> str:
-        bindings = len(self.cases)
+        bindings = len([c for c in self.cases if c.status != "undefined"])
+        proved_head = f"PROVED {self._inputs_text()} at {bindings} shape binding(s)"
+        sizes = self.coverage["dims"]
+        if sizes:  # the sizes bound it: named in the verdict itself
+            named = ", ".join(f"{k} in {_values_text(v)}" for k, v in sizes.items())
+            proved_head += f", {named} only"
         head = {
-            PROVED: f"PROVED for all inputs at {bindings} shape binding(s)",
+            PROVED: proved_head,
             COUNTEREXAMPLE: f"REFUTED: {self.reason}"
             if self.reason
             else "COUNTEREXAMPLE: the models differ",
             INCONCLUSIVE: f"INCONCLUSIVE: {self.reason}",
         }[self.status]
         lines = [f"{head} ({self.policy.text()}; {self.seconds:.2f} s, method {self.method})"]
-        dims = sorted({k for c in self.cases for k in c.dims})
+        shown = [c for c in self.cases if c.status != "undefined"]
+        dims = sorted({k for c in shown for k in c.dims})
         if dims:
-            sizes = {k: sorted({c.dims[k] for c in self.cases}) for k in dims}
+            sizes = {k: sorted({c.dims[k] for c in shown}) for k in dims}
             lines.append("  dims: " + ", ".join(f"{k} in {v}" for k, v in sizes.items()))
+        for case in self.cases:
+            where = _leaf_text(case.dims) or "static shapes"
+            if case.status == "undefined":
+                lines.append(f"  skipped {where}: the reference cannot run there")
+            for leaf in case.undefined:
+                lines.append(
+                    f"  skipped {_leaf_text(leaf)} at {where}: the reference cannot run there "
+                    "(the binding's other values are proved)"
+                )
         for assumption in self.assumptions:
             lines.append(f"  assumes: {assumption}")
         if self.counterexample is not None:
@@ -179,6 +252,7 @@ class ProofReport:
             "seconds": round(self.seconds, 4),
             "assumptions": self.assumptions,
             "reason": self.reason,
+            "coverage": self.coverage,
             "cases": [dataclasses.asdict(c) for c in self.cases],
         }
         if self.counterexample is not None:
@@ -219,13 +293,15 @@ def prove(
     refused = interface_refutation(reference, candidate, policy, start)
     if refused is not None:
         return refused
-    invalid = invalid_candidate(reference, candidate)
-    try:
-        report = _prove_every_call(reference, candidate, dims, max_dim, timeout, policy, start)
-    except Exception:  # the interpreter assumes a valid model; an invalid one may break it
-        if invalid is None:  # anywhere, and is refuted by the check below all the same
-            raise
-        report = finish_report(INCONCLUSIVE, policy, [], set(), start)
+    budget = budgets.current().tighter(start + timeout, timeout)
+    with budget.active():
+        invalid = invalid_candidate(reference, candidate)
+        try:
+            report = _prove_every_call(reference, candidate, dims, max_dim, timeout, policy, start)
+        except Exception:  # the interpreter assumes a valid model; an invalid one may break
+            if invalid is None:  # it anywhere, and is refuted by the check below all the same
+                raise
+            report = finish_report(INCONCLUSIVE, policy, [], set(), start)
     if invalid is not None and report.status != COUNTEREXAMPLE:
         # (a) found no input the candidate fails on; (b) the spec's own check refutes it
         report.status, report.reason, report.counterexample = COUNTEREXAMPLE, invalid, None
@@ -294,7 +370,7 @@ def _prove_every_call(reference, candidate, dims, max_dim, timeout, policy, star
     report = None
     for unfed in _subsets(differing):
         pair = (_unfed(reference, unfed), _unfed(candidate, unfed))
-        report = _prove(*pair, dims, max_dim, timeout, policy, start)
+        report = _prove_within(*pair, dims, max_dim, timeout, policy, start)
         note = f"inputs {unfed} left at their defaults" if unfed else ""
         cases += [dataclasses.replace(c, note=c.note or note) for c in report.cases]
         if report.status != PROVED:
@@ -321,6 +397,21 @@ def _unfed(model: onnx.ModelProto, names: list[str]) -> onnx.ModelProto:
     del copy.graph.input[:]
     copy.graph.input.extend(kept)
     return copy
+
+
+def _prove_within(reference, candidate, dims, max_dim, timeout, policy, start) -> ProofReport:
+    """_prove, over budget (maxlower.prove.budget) inconclusive with the limit named."""
+    try:
+        return _prove(reference, candidate, dims, max_dim, timeout, policy, start)
+    except OverBudget as error:
+        reason = str(error)
+    except MemoryError:
+        reason = str(budgets.current().memory_exhausted())
+    except z3.Z3Exception as error:
+        if "memory" not in str(error).lower():
+            raise
+        reason = str(budgets.current().memory_exhausted())
+    return finish_report(INCONCLUSIVE, policy, [], set(), start, reason=reason)
 
 
 def invalid_candidate(reference, candidate) -> str | None:
@@ -367,9 +458,10 @@ def _prove(reference, candidate, dims, max_dim, timeout, policy, start) -> Proof
     for sizes in itertools.product(*choices):
         binding = dict(zip(names, sizes))
         case_start = time.perf_counter()
+        covered = Covered()
         try:
             outcome = _prove_binding(
-                reference, candidate, signature, binding, policy, deadline, assumptions
+                reference, candidate, signature, binding, policy, deadline, assumptions, covered
             )
         except OutsideFragment as error:
             if isinstance(error, Undefined):
@@ -383,7 +475,8 @@ def _prove(reference, candidate, dims, max_dim, timeout, policy, start) -> Proof
         if outcome is not None:  # a reason: timed out
             cases.append(Case(binding, INCONCLUSIVE, seconds, outcome))
             return finish_report(INCONCLUSIVE, policy, cases, assumptions, start, reason=outcome)
-        cases.append(Case(binding, PROVED, seconds))
+        split = {k: sorted(v) for k, v in covered.split.items()}
+        cases.append(Case(binding, PROVED, seconds, split=split, undefined=covered.undefined))
     if cases and all(c.status == "undefined" for c in cases):
         reason = "the reference is undefined at every binding of the dims (--dim, --max-dim)"
         return finish_report(INCONCLUSIVE, policy, cases, assumptions, start, reason=reason)
@@ -403,31 +496,66 @@ def finish_report(status, policy, cases, assumptions, start, counterexample=None
 
 
 # --- one binding ---------------------------------------------------------------------------
-def _prove_binding(reference, candidate, signature, binding, policy, deadline, assumptions):
+@dataclasses.dataclass
+class Covered:
+    """What one binding's case splits covered: {element: the values tried} for the splits
+    that leave valid values untried (the intersection over the paths that split it), and
+    the split values at which the reference cannot run."""
+
+    split: dict[str, set[int]] = dataclasses.field(default_factory=dict)
+    undefined: list[dict[str, int]] = dataclasses.field(default_factory=list)
+    leaves: int = 0  # split values (paths) proved
+
+    def note_split(self, element: str, need: NeedsValue, side: str) -> None:
+        """A split covers every value when it tried them all, or when each other value is
+        an error of the reference's own op (the reference cannot run there); values that
+        the candidate alone cannot run with may be where the reference runs."""
+        rest = need.split.rest
+        if rest == EVERY or (rest == ERRORS and side == "reference"):
+            return
+        values = set(need.split.values)
+        self.split[element] = self.split.get(element, values) & values
+
+
+def _prove_binding(
+    reference, candidate, signature, binding, policy, deadline, assumptions, covered
+):
     """None (proved), a Counterexample, or a reason (str) why it is inconclusive; case-splits
-    the values that decide shapes (NeedsValue) over their domains."""
+    the values that decide shapes (NeedsValue) over their domains, recording in `covered`
+    what the splits cover. A split value at which the reference cannot run is skipped alone
+    (the other values are still tried); Undefined when it runs at none."""
     pending: list[dict[str, int]] = [{}]
     while pending:
         chosen = pending.pop()
+        budgets.current().check_time()
         inputs, variables = symbolic_inputs(signature, binding, chosen)
+        side = "reference"
         try:
             ref_run = _run(reference, inputs, "reference", policy)
+            side = "candidate"
             try:
                 cand_run = _run(candidate, inputs, "candidate", policy)
             except CannotRun as error:  # the candidate fails where the reference runs
                 inputs_np = _concretise(True, signature, binding, chosen, variables)
                 return _cannot_run(reference, candidate, binding, inputs_np, str(error))
+        except Undefined:
+            if not chosen:  # no split: the reference cannot run at this binding at all
+                raise
+            covered.undefined.append(chosen)
+            continue
         except NeedsValue as need:
             name = _variable_name(need.term, variables)
             if name is None:
                 raise OutsideFragment(
                     f"{need.why} is computed at run time from the inputs, not split"
                 ) from None
+            covered.note_split(name, need, side)
             pending.extend({**chosen, name: value} for value in need.domain)
             continue
         assumptions |= cand_run.assumptions | ref_run.assumptions
         outcome = _solve(ref_run, cand_run, signature, policy, deadline, variables)
         if outcome is None:
+            covered.leaves += 1
             continue
         if isinstance(outcome, str):
             return outcome
@@ -437,6 +565,8 @@ def _prove_binding(reference, candidate, signature, binding, policy, deadline, a
             # the solver chose the unknown sum (semantics.OPAQUE_SUM), not numpy's
             return f"no proof, and no counterexample that onnx.reference shows: {OPAQUE_SUM}"
         return found
+    if not covered.leaves:
+        raise Undefined("the reference cannot run at any value of the split inputs")
     return None
 
 
@@ -455,7 +585,7 @@ def _run(model, inputs, side, policy: Policy):
         if "empty axis" in str(error) and side == "reference":
             raise Undefined(str(error)) from None
         raise OutsideFragment(f"{side}: {error}") from None
-    except (ValueError, IndexError, KeyError) as error:
+    except (ValueError, IndexError, KeyError, ArithmeticError) as error:
         # the reference has no result at these shapes (its inputs do not broadcast, say):
         # ONNX defines nothing there, so the binding is skipped as undefined
         kind = CannotRun if side == "candidate" else Undefined
@@ -465,29 +595,44 @@ def _run(model, inputs, side, policy: Policy):
 def _solve(ref_run, cand_run, signature, policy, deadline, variables):
     """None when no input separates the runs, a z3 model when one does, a str on timeout.
     A shape or dtype difference is returned as a model of `True` (any input shows it)."""
-    remaining = deadline - time.perf_counter()
+    budget = budgets.current()
+    remaining = min(deadline - time.perf_counter(), budget.remaining())
     if remaining <= 0:
         return "timed out (--timeout)"
     solver = z3.Solver()
     solver.set("timeout", max(1, int(remaining * 1000)))
-    solver.add(*ref_run.defined)
-    differs = []
-    for ref, cand in zip(ref_run.outputs, cand_run.outputs):
-        if ref.shape != cand.shape or ref.dtype != cand.dtype:
-            differs = [z3.BoolVal(True)]
-            break
-        for a, b in zip(ref.arr.reshape(-1), cand.arr.reshape(-1)):
-            differs.append(z3.Not(same_under_policy(ref.dtype, a, b, policy)))
-    if len(ref_run.outputs) != len(cand_run.outputs):
-        differs = [z3.BoolVal(True)]
-    undefined = z3.Not(z3.And(*cand_run.defined)) if cand_run.defined else z3.BoolVal(False)
-    solver.add(z3.Or(undefined, *differs))
+    solver.add(*ref_run.errors)  # where the reference fails, there is nothing to match
+    solver.add(z3.Or(*_differences(ref_run, cand_run, policy)))
     verdict = solver.check()
     if verdict == z3.unsat:
         return None
     if verdict == z3.unknown:
-        return f"the solver gave up ({solver.reason_unknown()})"
+        reason = solver.reason_unknown()
+        if "memory" in reason:
+            raise budget.memory_exhausted()
+        return f"the solver gave up ({reason})"
     return solver.model()
+
+
+def _differences(ref_run, cand_run, policy: Policy) -> list:
+    """The ways the candidate may fail the reference, one term each: it fails to run, or
+    an output element the reference defines is undefined or another value in the
+    candidate. Definedness is per element (Run.defined_at): an element the reference
+    leaves undefined (an out-of-range Cast) frees that element only."""
+    if len(ref_run.outputs) != len(cand_run.outputs):
+        return [z3.BoolVal(True)]
+    differs = [z3.Not(z3.And(*cand_run.errors))] if cand_run.errors else []
+    for ref, cand in zip(ref_run.outputs, cand_run.outputs):
+        if ref.shape != cand.shape or ref.dtype != cand.dtype:
+            return [z3.BoolVal(True)]
+        for a, b in zip(ref.arr.reshape(-1), cand.arr.reshape(-1)):
+            budgets.current().tick()
+            wrong = z3.Or(
+                z3.Not(cand_run.defined_at(b)),
+                z3.Not(same_under_policy(ref.dtype, a, b, policy)),
+            )
+            differs.append(z3.And(ref_run.defined_at(a), wrong))
+    return differs
 
 
 def same_under_policy(dtype, a, b, policy: Policy):
@@ -558,6 +703,9 @@ def symbolic_inputs(signature, binding, chosen):
     inputs, variables = {}, {}
     for sig in signature:
         shape = value_shape(sig, binding)
+        budgets.current().elements(
+            int(np.prod(shape, dtype=object)), f"input {sig.name!r} of shape {list(shape)}"
+        )
         terms = []
         for i in range(int(np.prod(shape, dtype=np.int64))):
             var = f"{sig.name}[{i}]"
@@ -785,7 +933,8 @@ def _replay_unspecified(reference, candidate, inputs) -> str:
 def _candidate_undefined(candidate, inputs, policy: Policy) -> bool:
     """Whether the candidate's definedness conditions fail on these concrete inputs."""
     run = _interpreter(policy, "candidate").interpret(candidate, _concrete(inputs))
-    return any(z3.is_false(z3.simplify(c)) for c in run.defined)
+    conditions = [*run.errors, *(run.defined_at(t) for o in run.outputs for t in o.arr.flat)]
+    return any(z3.is_false(z3.simplify(c)) for c in conditions)
 
 
 def _terms(value: np.ndarray) -> np.ndarray:

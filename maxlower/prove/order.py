@@ -279,7 +279,10 @@ def _unsat(query, seconds: float) -> bool:
     ref, cand, differs = query
     solver = z3.Solver()
     solver.set("timeout", max(1, int(seconds * 1000)))
-    solver.add(*ref.defined)
+    # only the reference's errors free the query: an undefined value frees its elements
+    # alone (maxlower.prove.core._differences), never the whole run; the candidate's are
+    # all kept, the stricter side
+    solver.add(*ref.errors)
     undefined = z3.Not(z3.And(*cand.defined)) if cand.defined else z3.BoolVal(False)
     solver.add(z3.Or(undefined, *differs))
     return solver.check() == z3.unsat

@@ -24,7 +24,15 @@ onnx.reference on concrete inputs. In particular:
 
 Values that decide a shape (axes, Slice bounds, Reshape's shape, Gather indices...) must
 be concrete; when one is a graph input, `NeedsValue` asks the caller to case-split it over
-its finite domain.
+the values `split_domain` gives (SPLITS: one table), which are all its values only for a
+bool, or all that the op can run with for an axis; elsewhere (a Tile repeat, a Range
+bound, a Loop's trip count) a handful, and the proof covers only those (core states it).
+
+Definedness is per element: an out-of-range Cast, a division by zero or an unspecified
+reduction guards its own result term (`guards`), and `definedness` follows a term's
+operands (a select only the branch it takes), so one undefined element frees only the
+outputs that read it. An index out of range is an error of the whole run (`errors`).
+Every run counts its work against the active budget (maxlower.prove.budget).
 """
 
 from __future__ import annotations
@@ -38,6 +46,8 @@ import numpy as np
 import onnx
 import z3
 from onnx import TensorProto as TP
+
+from maxlower.prove import budget as budgets
 
 FLOAT_SORTS = {
     TP.FLOAT16: (5, 11),
@@ -76,13 +86,54 @@ class NotRunnable(OutsideFragment):
     body whose outputs do not match the loop's): the model cannot run, whatever the input."""
 
 
+# What the values a split leaves out are: EVERY (none: it tried every value of the type),
+# ERRORS (each is an error in ONNX for the op that asked, so the model cannot run there),
+# UNTRIED (valid values that were not tried: the proof covers only the split's values).
+EVERY, ERRORS, UNTRIED = "every value", "errors", "untried"
+
+
+@dataclasses.dataclass(frozen=True)
+class Split:
+    values: tuple[int, ...]
+    rest: str  # EVERY, ERRORS or UNTRIED
+
+
+# The one table of case splits: the op's value -> (its values as a function of the rank
+# or extent, what the values outside are). Outside a bool, an int64 input has 2^64 values:
+# those tried are a handful, and only an axis has no valid value outside its range.
+SPLITS: dict[str, tuple[Callable[[int], range | tuple[int, ...]], str]] = {
+    "axes input": (lambda rank: range(-rank, rank), ERRORS),
+    "Slice axes": (lambda rank: range(-rank, rank), ERRORS),
+    "Unsqueeze axes": (lambda rank: range(-rank, rank), ERRORS),  # rank: the output's
+    "Slice starts": (lambda n: range(-n - 1, n + 2), UNTRIED),  # in range, one past each end
+    "Slice ends": (lambda n: range(-n - 1, n + 2), UNTRIED),
+    "Slice steps": (lambda n: (1, -1), UNTRIED),
+    "Tile repeats": (lambda n: range(0, 5), UNTRIED),
+    "Expand shape": (lambda n: range(0, 5), UNTRIED),
+    "Reshape shape": (lambda n: range(-1, 5), UNTRIED),
+    "Range bounds": (lambda n: range(0, 5), UNTRIED),
+    "Loop trip count": (lambda n: range(0, 5), UNTRIED),
+    "If condition": (lambda n: (0, 1), EVERY),
+}
+
+
+def split_domain(what: str, size: int = 0) -> Split:
+    """The values a split of `what` (a key of SPLITS) tries, and what the others are."""
+    values, rest = SPLITS[what]
+    return Split(tuple(values(size)), rest)
+
+
 class NeedsValue(Exception):
     """A value that decides a shape is not concrete: `term` (an element of a graph input)
-    must be case-split over `domain`."""
+    must be case-split over `split.values`."""
 
-    def __init__(self, term: z3.ExprRef, domain: Sequence[int], why: str) -> None:
+    def __init__(self, term: z3.ExprRef, split: Split, why: str) -> None:
         super().__init__(why)
-        self.term, self.domain, self.why = term, list(domain), why
+        self.term, self.split, self.why = term, split, why
+
+    @property
+    def domain(self) -> list[int]:
+        return list(self.split.values)
 
 
 @dataclasses.dataclass
@@ -118,6 +169,7 @@ def constant_term(dtype: int, value) -> z3.ExprRef:
 
 
 def constant(array: np.ndarray, dtype: int) -> Tensor:
+    budgets.current().elements(int(np.size(array)), f"a constant of shape {list(np.shape(array))}")
     flat = [constant_term(dtype, v) for v in np.asarray(array).reshape(-1)]
     return Tensor(dtype, _objects(flat, np.shape(array)))
 
@@ -274,7 +326,14 @@ def elementwise(fn: Callable, *tensors: np.ndarray) -> np.ndarray:
     """fn over the numpy-broadcast elements of object arrays."""
     arrays = np.broadcast_arrays(*tensors)
     shape = arrays[0].shape if arrays else ()
-    flat = [fn(*items) for items in zip(*(a.reshape(-1) for a in arrays))]
+    count = int(np.prod(shape, dtype=np.int64))
+    budget = budgets.current()
+    budget.elements(count, f"an elementwise result of shape {list(shape)}")
+    flats = [a.reshape(-1) for a in arrays]
+    flat: list = []
+    for start in range(0, count, budgets.TICK):  # the clock, between chunks of terms
+        budget.check_time()
+        flat += [fn(*items) for items in zip(*(f[start : start + budgets.TICK] for f in flats))]
     return _objects(flat, shape)
 
 
@@ -282,9 +341,55 @@ def elementwise(fn: Callable, *tensors: np.ndarray) -> np.ndarray:
 @dataclasses.dataclass
 class Run:
     outputs: list[Tensor]
-    defined: list  # conditions: the run is defined where all hold
+    defined: list  # every condition of definedness, value and run (all hold: all defined)
     assumptions: set[str]
     ops: set[str]
+    errors: list = dataclasses.field(default_factory=list)  # the run fails unless all hold
+    guards: dict = dataclasses.field(default_factory=dict)  # see Interpreter.guard
+    _memo: dict = dataclasses.field(default_factory=dict, repr=False)
+
+    def defined_at(self, term: z3.ExprRef) -> z3.BoolRef:
+        """When the output element `term` is defined (see `definedness`)."""
+        found = definedness(term, self.guards, self._memo)
+        return z3.BoolVal(True) if found is None else found
+
+
+def definedness(term: z3.ExprRef, guards: dict, memo: dict) -> z3.BoolRef | None:
+    """When `term` is defined, None for always: the guard of each guarded term it reads
+    (`guards`: id -> (term, condition)), through a select only on the branch it takes (a
+    Where or an If picks around an undefined value, as ONNX's outputs do). Iterative, the
+    terms being deep folds; `memo` (id -> (term, result)) is shared across calls."""
+    if not guards:
+        return None
+    stack = [(term, False)]
+    budget = budgets.current()
+    while stack:
+        budget.tick()
+        node, expanded = stack.pop()
+        key = node.get_id()
+        if key in memo:
+            continue
+        children = node.children() if z3.is_app(node) else []
+        if not expanded:
+            stack.append((node, True))
+            stack.extend((c, False) for c in children if c.get_id() not in memo)
+            continue
+        parts = [memo[c.get_id()][1] for c in children]
+        if z3.is_app_of(node, z3.Z3_OP_ITE) and any(p is not None for p in parts[1:]):
+            taken = z3.If(
+                children[0],
+                z3.BoolVal(True) if parts[1] is None else parts[1],
+                z3.BoolVal(True) if parts[2] is None else parts[2],
+            )
+            parts = [parts[0], taken]
+        if key in guards:
+            parts.append(guards[key][1])
+        present = [p for p in parts if p is not None]
+        memo[key] = (
+            node,
+            None if not present else present[0] if len(present) == 1 else z3.And(*present),
+        )
+    return memo[term.get_id()][1]
 
 
 class Interpreter:
@@ -303,6 +408,12 @@ class Interpreter:
         # runs every op in every dtype onnx.reference computes, valid at the opset or not)
         self.spec_checks = spec_checks
         self.defined: list = []
+        self.errors: list = []  # conditions under which the run does not fail
+        # id of a term -> (the term, when its value is defined): an out-of-range Cast, a
+        # division by zero, a reduction's unspecified NaN (definedness follows them)
+        self.guards: dict[int, tuple[z3.ExprRef, z3.BoolRef]] = {}
+        self.budget = budgets.current()
+        self.nodes_run = 0
         self.assumptions: set[str] = set()
         self.ops: set[str] = set()
         self.opset = 0
@@ -314,6 +425,28 @@ class Interpreter:
         # reasoning through conversions.
         self.narrow: dict[int, tuple[z3.ExprRef, z3.ExprRef, int]] = {}
         self.given: dict[int, str] = {}  # id of each input Tensor of the run -> its name
+
+    def guard(self, term: z3.ExprRef, conditions: list) -> z3.ExprRef:
+        """`term` is defined where `conditions` hold (and its operands are)."""
+        if conditions:
+            self.defined.extend(conditions)
+            condition = z3.And(*conditions) if len(conditions) > 1 else conditions[0]
+            previous = self.guards.get(term.get_id())
+            if previous is not None:
+                condition = z3.And(previous[1], condition)
+            self.guards[term.get_id()] = (term, condition)
+        return term
+
+    def ticking(self, rows):
+        """The rows of a reduction, counted against the budget's clock as they are read."""
+        for row in rows:
+            self.budget.tick(len(row))
+            yield row
+
+    def error_unless(self, condition: z3.BoolRef) -> None:
+        """The run fails (an error in ONNX, no output at all) unless `condition` holds."""
+        self.defined.append(condition)
+        self.errors.append(condition)
 
     def record(self, wide: z3.ExprRef, narrow: z3.ExprRef, dtype: int) -> z3.ExprRef:
         self.narrow[wide.get_id()] = (wide, narrow, dtype)
@@ -371,7 +504,7 @@ class Interpreter:
             raise OutsideFragment("model-local functions")
         self.given = {id(tensor): name for name, tensor in inputs.items()}
         values = self.graph(model.graph, dict(inputs))
-        return Run(values, self.defined, self.assumptions, self.ops)
+        return Run(values, self.defined, self.assumptions, self.ops, self.errors, self.guards)
 
     def graph(self, graph: onnx.GraphProto, env: dict[str, Tensor]) -> list[Tensor]:
         for init in graph.initializer:
@@ -420,6 +553,8 @@ class Interpreter:
         if handler is None:
             raise OutsideFragment(f"op {node.op_type}")
         self.ops.add(node.op_type)
+        self.nodes_run += 1
+        self.budget.nodes(self.nodes_run)
         args = [env[name] if name else None for name in node.input]
         attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
         if self.spec_checks:
@@ -431,8 +566,9 @@ class Interpreter:
         return results
 
     # -- helpers ----------------------------------------------------------------------
-    def ints(self, tensor: Tensor | None, domain: Callable[[], Sequence[int]], why: str):
-        """The concrete integers of a shape-deciding tensor (NeedsValue when symbolic)."""
+    def ints(self, tensor: Tensor | None, domain: Callable[[], Split], why: str):
+        """The concrete integers of a shape-deciding tensor (NeedsValue when symbolic, to
+        split over `domain()`, a split_domain)."""
         if tensor is None:
             return None
         out = []
@@ -447,7 +583,7 @@ class Interpreter:
         """Axes from input `index` (if given) or the attribute, made non-negative."""
         given = args[index] if len(args) > index else None
         if given is not None:
-            listed = self.ints(given, lambda: range(-rank, rank), f"{name} input")
+            listed = self.ints(given, lambda: split_domain("axes input", rank), f"{name} input")
         else:
             listed = attrs.get(name)
         if listed is None:
@@ -541,7 +677,8 @@ class Interpreter:
         entry = self.narrow.get(x.get_id())
         if entry is not None and entry[2] == dst:  # back to the type it was widened from
             return entry[1]
-        result = cast(src, dst, x, self.defined)
+        conditions: list = []
+        result = self.guard(cast(src, dst, x, conditions), conditions)
         if exact_widening(src, dst):
             narrow, dtype = (entry[1], entry[2]) if entry is not None else (x, src)
             self.record(result, narrow, dtype)
@@ -551,12 +688,12 @@ class Interpreter:
         a, b = args
         return Tensor(
             a.dtype,
-            elementwise(
-                lambda x, y: arithmetic(op, a.dtype, x, y, self.defined, self.assumptions),
-                a.arr,
-                b.arr,
-            ),
+            elementwise(lambda x, y: self.arithmetic(op, a.dtype, x, y), a.arr, b.arr),
         )
+
+    def arithmetic(self, op: str, dtype: int, a, b):
+        conditions: list = []
+        return self.guard(arithmetic(op, dtype, a, b, conditions, self.assumptions), conditions)
 
     def op_Add(self, args, attrs, env):
         return self._arith("Add", args)
@@ -624,9 +761,9 @@ class Interpreter:
         count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
         rows = moved.reshape(int(np.prod(kept, dtype=np.int64)), count)
         if op == "ReduceSum":
-            out = [self._sum(x, axes, k, list(row)) for k, row in enumerate(rows)]
+            out = [self._sum(x, axes, k, list(row)) for k, row in enumerate(self.ticking(rows))]
         else:
-            out = [self._fold(x.dtype, list(row), direction, op) for row in rows]
+            out = [self._fold(x.dtype, list(row), direction, op) for row in self.ticking(rows)]
         shape = [1 if i in axes else d for i, d in enumerate(x.shape)] if keepdims else kept
         return Tensor(x.dtype, _objects(out, shape))
 
@@ -653,7 +790,7 @@ class Interpreter:
             first = 1 if dtype == TP.BFLOAT16 and row else 0
             acc = row[0] if first else constant_term(dtype, 0)
             for v in row[first:]:
-                acc = arithmetic("Add", dtype, acc, v, self.defined, self.assumptions)
+                acc = self.arithmetic("Add", dtype, acc, v)
             return acc
         name = self.given.get(id(x))
         if name is None:
@@ -684,9 +821,10 @@ class Interpreter:
         keepdims, last = attrs.get("keepdims", 1), attrs.get("select_last_index", 0)
         n = x.shape[axis]
         if n == 0:
-            raise OutsideFragment("ArgMax/ArgMin over an empty axis (an error in ONNX)")
+            raise NotRunnable("ArgMax/ArgMin over an empty axis (an error in ONNX)")
         moved = np.moveaxis(x.arr, axis, -1)
-        out = [self._arg_row(x.dtype, list(row), direction, last) for row in moved.reshape(-1, n)]
+        rows = self.ticking(moved.reshape(-1, n))
+        out = [self._arg_row(x.dtype, list(row), direction, last) for row in rows]
         shape = list(moved.shape[:-1])
         result = _objects(out, shape)
         if keepdims:
@@ -700,9 +838,9 @@ class Interpreter:
             return result
         reached = z3.Or(*[self.nan(dtype, v) for v in row])
         self.unspecified.append(reached)
-        if self.nan_in_reduction == "undefined":
+        if self.nan_in_reduction == "undefined":  # a value of its own, never defined
             self.defined.append(z3.Not(reached))
-            return result
+            self.guards[fresh.get_id()] = (fresh, z3.BoolVal(False))
         return z3.If(reached, fresh, result)
 
     def _arg_row(self, dtype, row, direction, last):
@@ -735,11 +873,11 @@ class Interpreter:
         rank = len(x.shape)
         if len(args) > 1:
             dims = max(x.shape) if x.shape else 1
-            domain = range(-dims - 1, dims + 2)  # in-range bounds, and one past each end
-            starts = self.ints(args[1], lambda: domain, "Slice starts")
-            ends = self.ints(args[2], lambda: domain, "Slice ends")
-            axes = self.ints(args[3] if len(args) > 3 else None, lambda: range(-rank, rank), "")
-            steps = self.ints(args[4] if len(args) > 4 else None, lambda: [1, -1], "Slice steps")
+            given = [args[k] if len(args) > k else None for k in range(1, 5)]
+            starts = self.ints(given[0], lambda: split_domain("Slice starts", dims), "Slice starts")
+            ends = self.ints(given[1], lambda: split_domain("Slice ends", dims), "Slice ends")
+            axes = self.ints(given[2], lambda: split_domain("Slice axes", rank), "Slice axes")
+            steps = self.ints(given[3], lambda: split_domain("Slice steps"), "Slice steps")
         else:
             starts, ends, axes, steps = attrs["starts"], attrs["ends"], attrs.get("axes"), None
         axes = list(range(len(starts))) if axes is None else axes
@@ -765,7 +903,11 @@ class Interpreter:
         x = args[0]
         given = args[1] if len(args) > 1 else None
         listed = (
-            self.ints(given, lambda: range(-len(x.shape) - 2, len(x.shape) + 2), "Unsqueeze axes")
+            self.ints(
+                given,
+                lambda: split_domain("Unsqueeze axes", len(x.shape) + given.arr.size),
+                "Unsqueeze axes",
+            )
             if given is not None
             else attrs["axes"]
         )
@@ -778,18 +920,22 @@ class Interpreter:
 
     def op_Tile(self, args, attrs, env):
         x = args[0]
-        repeats = self.ints(args[1], lambda: range(0, 5), "Tile repeats")
+        repeats = self.ints(args[1], lambda: split_domain("Tile repeats"), "Tile repeats")
+        if len(repeats) == len(x.shape):
+            size = int(np.prod([max(r, 0) * d for r, d in zip(repeats, x.shape)], dtype=object))
+            self.budget.elements(size, f"Tile's output (repeats {repeats})")
         return Tensor(x.dtype, np.tile(x.arr, repeats))
 
     def op_Expand(self, args, attrs, env):
         x = args[0]
-        shape = self.ints(args[1], lambda: range(0, 5), "Expand shape")
+        shape = self.ints(args[1], lambda: split_domain("Expand shape"), "Expand shape")
         target = np.broadcast_shapes(x.shape, tuple(shape))
+        self.budget.elements(int(np.prod(target, dtype=object)), f"Expand's output {list(target)}")
         return Tensor(x.dtype, np.broadcast_to(x.arr, target).copy())
 
     def op_Reshape(self, args, attrs, env):
         x = args[0]
-        shape = self.ints(args[1], lambda: range(-1, 5), "Reshape shape")
+        shape = self.ints(args[1], lambda: split_domain("Reshape shape"), "Reshape shape")
         copied = [i for i, d in enumerate(shape) if d == 0 and not attrs.get("allowzero", 0)]
         if copied and copied[-1] >= len(x.shape):
             raise OutsideFragment("Reshape copies a dim the input does not have (an error in ONNX)")
@@ -822,7 +968,7 @@ class Interpreter:
             return Tensor(x.dtype, self._gather_symbolic(x, indices, axis))
         picked = np.array(values, dtype=np.int64).reshape(indices.shape)
         if picked.size and (picked.min() < -n or picked.max() >= n):
-            raise OutsideFragment("Gather index out of range (an error in ONNX)")
+            raise NotRunnable("Gather index out of range (an error in ONNX)")
         taken = np.take(x.arr, picked, axis=axis)
         if not isinstance(taken, np.ndarray):  # a scalar index of a rank-1 tensor: the term
             cell = np.empty((), dtype=object)
@@ -837,7 +983,7 @@ class Interpreter:
         n, bits = moved.shape[0], INT_BITS[indices.dtype][0]
         slices = []
         for t in indices.arr.reshape(-1):
-            self.defined.append(z3.And(t >= -n, t < n) if n else z3.BoolVal(False))
+            self.error_unless(z3.And(t >= -n, t < n) if n else z3.BoolVal(False))
             acc = moved[0] if n else None
             for k in range(1, n):
                 hit = z3.Or(t == z3.BitVecVal(k, bits), t == z3.BitVecVal(k - n, bits))
@@ -848,7 +994,13 @@ class Interpreter:
         return np.moveaxis(stacked, list(range(k)), list(range(axis, axis + k)))
 
     def op_Range(self, args, attrs, env):
-        start, limit, delta = (self.ints(a, lambda: range(0, 5), "Range bounds")[0] for a in args)
+        bounds = [
+            self.ints(a, lambda: split_domain("Range bounds"), "Range bounds")[0] for a in args
+        ]
+        start, limit, delta = bounds
+        if delta == 0:  # its element count divides by delta
+            raise NotRunnable("Range with delta 0 (an error in ONNX)")
+        self.budget.elements(max(0, -(-(limit - start) // delta)), f"Range{tuple(bounds)}")
         values = np.arange(start, limit, delta, dtype=_numpy(args[0].dtype))
         return constant(values, args[0].dtype)
 
@@ -858,7 +1010,13 @@ class Interpreter:
         value = concrete_int(condition, TP.BOOL)
         if value is not None and self.opset >= 11:
             return self.graph(then if value else other, dict(env))
-        yes, no = self.graph(then, dict(env)), self.graph(other, dict(env))
+        try:
+            yes, no = self.both_branches(condition, then, other, env)
+        except NeedsValue as need:
+            if value is None or need.term is not condition:
+                raise
+            # If-1 with a known condition, whose other branch cannot run: it never runs
+            return self.graph(then if value else other, dict(env))
         for a, b, name in zip(yes, no, [o.name for o in then.output]):
             if self.spec_checks and self.opset < 11 and a.shape != b.shape:  # If-1: one shape
                 raise NotRunnable(
@@ -869,20 +1027,40 @@ class Interpreter:
         if value is not None:
             return yes if value else no
         if any(a.shape != b.shape for a, b in zip(yes, no)):
-            raise NeedsValue(condition, [0, 1], "If condition deciding a shape")
+            raise NeedsValue(
+                condition, split_domain("If condition"), "If condition deciding a shape"
+            )
         return [
             Tensor(a.dtype, elementwise(lambda p, q: z3.If(condition, p, q), a.arr, b.arr))
             for a, b in zip(yes, no)
         ]
 
+    def both_branches(self, condition, then, other, env):
+        """Both branches of an If whose condition is not known. A split a branch asks for
+        is asked within a branch that may not be taken (its values left out are untried,
+        not errors); a branch that cannot run fails only where it is taken, so the
+        condition is split instead (never the whole run taken as undefined)."""
+        try:
+            return self.graph(then, dict(env)), self.graph(other, dict(env))
+        except NeedsValue as need:
+            if need.split.rest == ERRORS:
+                need.split = dataclasses.replace(need.split, rest=UNTRIED)
+            raise
+        except (NotRunnable, ValueError, IndexError, KeyError) as error:
+            raise NeedsValue(
+                condition, split_domain("If condition"), f"If condition (a branch fails: {error})"
+            ) from None
+
     def op_Loop(self, args, attrs, env):
         body = attrs["body"]
-        count = args[0] and self.ints(args[0], lambda: range(0, 5), "Loop trip count")[0]
+        trips = lambda: split_domain("Loop trip count")  # noqa: E731
+        count = args[0] and self.ints(args[0], trips, "Loop trip count")[0]
         keep_going = args[1] if len(args) > 1 else None
         carried = list(args[2:])
         if count is None:
             raise OutsideFragment("Loop without a constant trip count")
         scans: list[list[Tensor]] = []
+        self.budget.trips(count, "a Loop")  # (unrolled; one that may stop early counts too)
         for i in range(count):
             if keep_going is not None:
                 go = concrete_int(keep_going.arr.reshape(-1)[0], TP.BOOL)
@@ -1000,7 +1178,7 @@ def _numpy(dtype: int) -> np.dtype:
 def _slice(start: int, end: int, step: int, n: int) -> slice:
     """ONNX Slice's clamping of one axis, as a Python slice."""
     if step == 0:
-        raise OutsideFragment("Slice with step 0")
+        raise NotRunnable("Slice with step 0 (an error in ONNX)")
     start = start + n if start < 0 else start
     end = end + n if end < 0 else end
     if step > 0:

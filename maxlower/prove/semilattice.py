@@ -24,6 +24,7 @@ import onnx
 import z3
 from onnx import TensorProto as TP
 
+from maxlower.prove import budget as budgets
 from maxlower.prove.semantics import (
     Interpreter,
     NeedsValue,
@@ -120,7 +121,9 @@ def _sets(model: onnx.ModelProto, dtype: int):
         shape = tuple(d.dim_value for d in t.shape.dim)
         if t.elem_type != dtype or any(not d.HasField("dim_value") for d in t.shape.dim):
             raise NotMaxOnly("an input of another type, or of a symbolic shape")
-        cells = [frozenset({(value.name, i)}) for i in range(int(np.prod(shape, dtype=int)))]
+        count = int(np.prod(shape, dtype=object))
+        budgets.current().elements(count, f"input {value.name!r} of shape {list(shape)}")
+        cells = [frozenset({(value.name, i)}) for i in range(count)]
         arr = np.empty(len(cells), dtype=object)
         arr[:] = cells
         inputs[value.name] = Tensor(dtype, arr.reshape(shape))

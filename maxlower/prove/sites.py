@@ -36,6 +36,8 @@ from maxlower.changes import RELABELLED as RELABELLED_KIND
 from maxlower.changes import Record, Scope, Site, node_label, scopes, sites
 from maxlower.errors import CounterexampleFound, ProofFailed, ProofInconclusive
 from maxlower.prove import ProofOptions
+from maxlower.prove import budget as budgets
+from maxlower.prove.budget import OverBudget
 from maxlower.prove.core import (
     COUNTEREXAMPLE,
     INCONCLUSIVE,
@@ -96,6 +98,8 @@ class SiteProof:
     def line(self) -> str:
         text = f"{self.status.upper()}: {self.label()}, {self.kind} ({self.stage})"
         text += f", method {self.method}, {self.elements} input elements, {self.seconds:.2f} s"
+        if self.status == PROVED and self.proof is not None:  # the bound it was proved at
+            text += f", {self.proof.coverage_text()}"
         return text + (f": {self.reason}" if self.reason else "")
 
     def to_dict(self) -> dict:
@@ -147,6 +151,42 @@ class SitesReport:
         failure = self.first_failure
         return failure.counterexample if failure is not None else None
 
+    @property
+    def coverage(self) -> dict:
+        """What the composed proof covers: the sizes of the symbolic dims and the split
+        values the full solver's sites were proved at (semilattice sites hold at any size);
+        `complete` when no site was bounded by either."""
+        dims: dict[str, set[int]] = {}
+        split: dict[str, list[int]] = {}
+        for site in self.sites:
+            if site.status != PROVED or site.proof is None:
+                continue
+            coverage = site.proof.coverage
+            for name, sizes in coverage["dims"].items():
+                dims.setdefault(name, set()).update(sizes)
+            for element, values in coverage["split"].items():
+                split[f"{element} (site {site.node!r})"] = values
+        return {
+            "complete": not dims and not split,
+            "dims": {k: sorted(v) for k, v in dims.items()},
+            "split": split,
+        }
+
+    def coverage_text(self) -> str:
+        """'' for a proof at every size and value, else how far it goes (always named)."""
+        coverage = self.coverage
+        parts = []
+        if coverage["dims"]:
+            largest = max(max(v) for v in coverage["dims"].values())
+            names = ", ".join(coverage["dims"])
+            parts.append(f"symbolic dims ({names}) <= {largest}")
+        if coverage["split"]:
+            splits = "; ".join(f"{k} in {v}" for k, v in coverage["split"].items())
+            parts.append(f"the inputs with {splits} (case-split values)")
+        if not parts:
+            return ""
+        return " for " + " and ".join(parts) + " only"
+
     def headline(self) -> str:
         """One line: the verdict, and the site that decides it."""
         count = len(self.sites)
@@ -154,8 +194,8 @@ class SitesReport:
         if self.ok:
             return (
                 f"PROVED: {count} site{'s' if count != 1 else ''} proved, composing into a "
-                f"proof of the whole model (method {self.method}; {self.policy.text()}; "
-                f"{self.seconds:.2f} s)"
+                f"proof of the whole model{self.coverage_text()} (method {self.method}; "
+                f"{self.policy.text()}; {self.seconds:.2f} s)"
             )
         failure = self.first_failure
         assert failure is not None
@@ -192,6 +232,7 @@ class SitesReport:
             "policy": self.policy.text(),
             "seconds": round(self.seconds, 4),
             "assumptions": self.assumptions,
+            "coverage": self.coverage,
             "sites": [s.to_dict() for s in self.sites],
         }
 
@@ -326,6 +367,8 @@ def prove_site(
         )
     except SiteOutside as error:
         status, method, elements, reason, proof = INCONCLUSIVE, "-", 0, f"{error}; {remedy}", None
+    except OverBudget as error:  # (the semilattice run of a huge Loop, say)
+        status, method, elements, reason, proof = INCONCLUSIVE, "-", 0, str(error), None
     kind = ", ".join(dict.fromkeys(site.kinds))
     seconds = time.perf_counter() - start
     return SiteProof(
@@ -387,7 +430,8 @@ def _decide(reference, candidate, options: ProofOptions, dims, remedy: str):
     if proof.status == INCONCLUSIVE:
         cannot_run = str(proof.reason).startswith(("reference: ", "candidate: "))
         why = f"{proof.reason}: outside the prover's fragment" if cannot_run else proof.reason
-        reason = f"{why}; {remedy}"
+        # (a budget's reason names its remedy already)
+        reason = why if "check it by testing" in str(why) else f"{why}; {remedy}"
     elif proof.counterexample is not None:
         reason = proof.counterexample.lines()[0]
     return proof.status, "full", elements, reason, proof
@@ -544,14 +588,21 @@ def prove_models(
     refused = interface_refutation(reference, candidate, policy, time.perf_counter())
     if refused is not None:
         return refused
+    start = time.perf_counter()
+    # one deadline for the whole-model proof and the regions after it (--timeout)
+    with budgets.current().tighter(start + timeout, timeout).active():
+        return _prove_models(reference, candidate, dims, max_dim, timeout, policy)
+
+
+def _prove_models(reference, candidate, dims, max_dim, timeout, policy):
     if _in_fragment(reference) and _in_fragment(candidate):
         small = max(_elements(reference.graph.input, max_dim), 1) <= FULL_ELEMENTS
         if small:
             whole = prove(
                 reference, candidate, dims=dims, max_dim=max_dim, timeout=timeout, policy=policy
             )
-            if whole.status != INCONCLUSIVE:
-                return whole
+            if whole.status != INCONCLUSIVE or budgets.current().remaining() <= 0:
+                return whole  # (past the deadline, regions have no time left either)
     start = time.perf_counter()
     undecided = finish_report(PROVED, policy, [], set(), start)
     shapes = shape_refutation(reference, candidate, undecided, start)

@@ -222,6 +222,8 @@ def _site_html(number: int, stage: Stage, site: Site, diverging: str | None, pro
     if proof is not None:
         css = "status " + {"proved": "ok", "counterexample": "bad"}.get(proof.status, "unknown")
         reason = f": {escape(proof.reason)}" if proof.reason else ""
+        if proof.status == "proved" and getattr(proof, "proof", None) is not None:
+            reason = f", {escape(proof.proof.coverage_text())}"  # the bound it holds at
         marks += (
             f"<p class='proof'>Proof: <span class='{css}'>{escape(proof.status.upper())}</span>"
             f" (method {escape(proof.method)}, {proof.seconds:.2f} s){reason}</p>"
