@@ -19,7 +19,7 @@ from onnx import parser
 
 pytest.importorskip("z3", reason="the prover needs z3-solver: pip install -e '.[prove]'")
 
-from tests import budget
+from tests import budget, tiers
 from tests.prove_fuzz import Pair, Record, check_proved, check_refuted, judge, pairs, pick_door
 
 TIMEOUT = 5.0
@@ -100,10 +100,16 @@ def test_the_judge_counts_a_counterexample_that_does_not_reproduce():
     assert record.false_refutation is None
 
 
+# Two subprocesses each (about 4 s): the default tier keeps the proved case.
 @pytest.mark.parametrize(
     ("reference", "candidate", "status"),
-    [(REFERENCE, SAME, "proved"), (REFERENCE, OTHER, "counterexample")],
-    ids=["proved", "refuted"],
+    tiers.split(
+        [
+            pytest.param(REFERENCE, SAME, "proved", id="proved"),
+            pytest.param(REFERENCE, OTHER, "counterexample", id="refuted"),
+        ],
+        keep=lambda case: case[2] == "proved",
+    ),
 )
 def test_the_command_line_exit_code_is_the_librarys_verdict(reference, candidate, status):
     """`maxlower prove` in a subprocess, from an empty directory: its exit code and --json
