@@ -82,15 +82,14 @@ def campaign(minutes: float, out: pathlib.Path, timeout: float, cli_every: int, 
             counts[record.status] += 1
             kind = failure_class(record)
             if kind:
-                counts[kind] += 1
+                counts["failure:" + kind] += 1  # (apart from the statuses: "overrun" is both)
                 by_mutation[(kind, pair.mutation)] += 1
-                name = f"{index[0]:05d}-{kind}.txt"
-                (witnesses / name).write_text(
-                    f"# {record.failure or record.false_refutation}\n{record.verdict_text}\n"
-                    + pair.text()
-                )
             if record.unconfirmed_refutation:
                 counts["unconfirmed_refutation"] += 1
+            if kind or record.unconfirmed_refutation:
+                name = f"{index[0]:05d}-{kind or 'unconfirmed_refutation'}.txt"
+                why = record.failure or record.false_refutation or record.unconfirmed_refutation
+                (witnesses / name).write_text(f"# {why}\n{record.verdict_text}\n" + pair.text())
             line = json.loads(record.to_json())
             line["index"], line["failure_class"] = index[0], kind
             sink.write(json.dumps(line) + "\n")
@@ -110,11 +109,14 @@ def table(counts, by_mutation, total, args) -> str:
         ("REFUTED", counts["counterexample"]),
         ("INCONCLUSIVE", counts["inconclusive"]),
         ("refused (exit 2)", counts["refused"]),
-        ("PROVED-but-differ (must be 0)", counts["proved_but_differ"]),
-        ("PROVED with another interface (must be 0)", counts["proved_interface_differs"]),
-        ("exit 4 / internal errors (must be 0)", counts["internal_error"]),
-        (f"runs past --timeout {args.timeout} + 10 % (must be 0)", counts["overrun"]),
-        ("false refutations (counterexample does not reproduce)", counts["false_refutation"]),
+        ("PROVED-but-differ (must be 0)", counts["failure:proved_but_differ"]),
+        ("PROVED with another interface (must be 0)", counts["failure:proved_interface_differs"]),
+        ("exit 4 / internal errors (must be 0)", counts["failure:internal_error"]),
+        (f"runs past --timeout {args.timeout} + 10 % (must be 0)", counts["failure:overrun"]),
+        (
+            "false refutations (counterexample does not reproduce)",
+            counts["failure:false_refutation"],
+        ),
         (
             "refutations nothing confirms (no model-level counterexample)",
             counts["unconfirmed_refutation"],
@@ -127,6 +129,21 @@ def table(counts, by_mutation, total, args) -> str:
     return "\n".join(lines)
 
 
+START, END = "<!-- prove_soundness_fuzz:start -->", "<!-- prove_soundness_fuzz:end -->"
+
+
+def write_results(args, counts_table: str, total: int, argv) -> None:
+    from benchmarks.report import machine, versions_text, write_section
+
+    command = " ".join(["python benchmarks/prove_soundness_fuzz.py", *(argv or sys.argv[1:])])
+    text = (
+        f"{START}\n## Prove soundness fuzz\n\n`{command}`\n\n"
+        f"{total} pairs in {args.minutes:g} minutes on {machine()}; {versions_text()}.\n\n"
+        f"{counts_table}\n{END}\n"
+    )
+    write_section(args.results, text, START, END)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=30.0)
@@ -134,6 +151,13 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=5.0, help="prove's --timeout per pair")
     parser.add_argument("--cli-every", type=int, default=10, help="every Nth pair through the CLI")
     parser.add_argument("--seed", type=int, default=None, help="hypothesis seed (default: fresh)")
+    parser.add_argument(
+        "--results",
+        type=pathlib.Path,
+        default=None,
+        help="also write the counts as this script's section of a RESULTS.md "
+        "(benchmarks/RESULTS.md for the record)",
+    )
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
@@ -146,11 +170,13 @@ def main(argv=None) -> int:
         f"(--timeout {args.timeout}, every {args.cli_every}th pair through the CLI)"
     )
     print(table(counts, by_mutation, total, args))
+    if args.results is not None:
+        write_results(args, table(counts, by_mutation, total, args), total, argv)
     failed = sum(
-        counts[k]
+        counts["failure:" + k]
         for k in ("proved_but_differ", "proved_interface_differs", "internal_error", "overrun")
     )
-    return 1 if failed or counts["false_refutation"] else 0
+    return 1 if failed or counts["failure:false_refutation"] else 0
 
 
 if __name__ == "__main__":
