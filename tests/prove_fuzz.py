@@ -1026,8 +1026,11 @@ def input_sets(
 
 def _values(dtype, np_dtype, shape, rng, n) -> np.ndarray:
     size = int(np.prod(shape, dtype=np.int64))
-    kind = n % 3
-    if kind == 0:
+    kind = int(rng.integers(0, 4))
+    if kind == 3:  # zeros of both signs: ties that only the sign of zero tells apart
+        pool = [False, True] if dtype == TP.BOOL else [0.0, -0.0] if dtype in FLOATS else [0, 1]
+        flat = [pool[i] for i in rng.integers(0, len(pool), size)]
+    elif kind == 0:
         pool = _edge_values(dtype)
         flat = [pool[i] for i in rng.integers(0, len(pool), size)]
     elif kind == 1:
