@@ -1201,7 +1201,8 @@ def hard_limit(seconds: float):
         yield  # signals reach the main thread only: the run is timed, not cut short
         return
     previous = signal.signal(signal.SIGALRM, fire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    # again every second: a TimeLimit raised inside a callback (a gc hook, z3's ctypes) is lost
+    signal.setitimer(signal.ITIMER_REAL, seconds, 1.0)
     try:
         yield
     finally:
@@ -1326,8 +1327,13 @@ def judge(
             record.status, record.reason = "refused", _first_line(error)
             record.seconds = time.perf_counter() - start
             return record
-        except Exception as error:
+        except Exception as error:  # an internal error is a failure
             record.seconds = time.perf_counter() - start
+            if "TimeLimit" in f"{type(error).__name__}: {error}":  # the kill, wrapped by ctypes
+                record.status = "overrun"
+                record.failure = f"prove ran past {timeout * 1.1 + grace:.1f} s (killed)"
+                gc.collect()
+                return record
             record.failure = f"internal error {type(error).__name__}: {_first_line(error)}"
             return record
         record.seconds, record.status = seconds, report["status"]
