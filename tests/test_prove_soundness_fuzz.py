@@ -84,7 +84,7 @@ def test_the_judge_refutes_a_proof_of_models_that_differ():
     shape = _pair(SHAPE_REFERENCE, SHAPE_CANDIDATE, shape_input="k")
     found = check_proved(shape, {"status": "proved", "cases": [{"dims": {}}]}, "", record, 4)
     assert found is not None and "k=5" in found
-    stated = {"status": "proved", "cases": [{"dims": {}}], "splits": {"k": [0, 1, 2, 3, 4]}}
+    stated = {"status": "proved", "coverage": {"dims": {}, "split": {"k[0]": [0, 1, 2, 3, 4]}}}
     assert check_proved(shape, stated, "", record, 4) is None  # a verdict that names its values
 
 
