@@ -35,6 +35,7 @@ import maxlower
 pytest.importorskip("z3", reason="the prover needs z3-solver: pip install -e '.[prove]'")
 
 from maxlower.prove import prove
+from maxlower.prove.sites import prove_models
 
 HEADER = '<ir_version: 8, opset_import: ["" : 13]>\n'
 FOUR = "four = Constant<value = int64[1] {4}>()\n"
@@ -442,3 +443,52 @@ def test_convert_prove_names_the_dims_bound_of_its_sites(tmp_path, max_dim):
     _, library = maxlower.convert_with_report(ARGMAX_LAST, 11, prove={"max_dim": max_dim})
     assert library.proof.to_dict()["coverage"] == coverage
     assert f"<= {max_dim} only" in library.proof.headline()
+
+
+# --- a region's counterexample is the models' only where they differ ------------------------
+def _dead_region(keepdims: int) -> onnx.ModelProto:
+    """ReduceMax whose value only an If reads whose output nothing reads (and a local
+    function, which sends the proof to regions)."""
+    return onnx.parser.parse_model(
+        '<ir_version: 8, opset_import: ["" : 18, "local" : 1]>\n'
+        "g (int32[N] x) => (int32 f) <int32 c = {0}> {\n"
+        f"  red = ReduceMax <keepdims: int = {keepdims}> (x)\n"
+        "  gre = Greater (red, c)\n"
+        "  unused = If (gre) <else_branch: graph = e () => (int32[N] a) { a = Add (x, x) },\n"
+        "                     then_branch: graph = t () => (int32[N] b) { b = Add (x, x) }>\n"
+        "  f = local.F (c, c)\n}\n"
+        '<domain: "local", opset_import: ["" : 18]>\nF (p, q) => (r) { r = Sub (p, q) }'
+    )
+
+
+def test_a_region_that_differs_where_no_output_reads_it_is_not_a_refutation(tmp_path):
+    """Found by the soundness fuzz campaign (false refutations, class: a region's
+    counterexample reported as the models'): the ReduceMax region differs, but nothing the
+    models output reads it, so its counterexample does not reproduce on the models. It is
+    inconclusive now, with what the region showed, through the library and the CLI."""
+    reference, candidate = _dead_region(0), _dead_region(1)
+    feed = {"x": np.zeros([0], np.int32)}
+    assert not _differ(reference, candidate, feed)
+    report = prove_models(reference, candidate, max_dim=2)
+    assert report.status == "inconclusive"
+    assert "its difference does not reach an output" in report.summary()
+    done = _cli("prove", *_pair(tmp_path, reference, candidate), "--max-dim", "2")
+    assert done.returncode == 5, done.stdout + done.stderr
+
+
+def test_the_deadline_counts_from_the_command_in_a_process_that_ran_other_work(
+    tmp_path, monkeypatch
+):
+    """Found under a loaded test run: `--timeout` counted from the process's start, so
+    `prove` called in-process (CliRunner, a test worker that had run for minutes) found its
+    deadline already passed and said INCONCLUSIVE "timed out" after 0.00 s."""
+    from click.testing import CliRunner
+
+    from maxlower.cli import cli
+    from maxlower.prove import budget
+
+    started = time.perf_counter()
+    monkeypatch.setattr(budget, "process_start", lambda: started - 1000.0)
+    model = _model("(float[N] x) => (float[N] y)", "y = Neg(x)")
+    result = CliRunner().invoke(cli, ["prove", *_pair(tmp_path, model, model), "--timeout", "30"])
+    assert result.exit_code == 0, result.output

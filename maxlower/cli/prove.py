@@ -256,7 +256,7 @@ def _models(reference, candidate, dims, max_dim, timeout, flags, cex_path, json_
         models = [read_model(reference, candidate=False), read_model(candidate, candidate=True)]
         timeout = DEFAULT_TIMEOUT if timeout is None else timeout
         # --timeout counts from the command's start (imports and reading included)
-        with Budget.for_command(timeout).active():
+        with Budget.for_command(timeout, entered=started).active():
             report = prove_models(
                 *models,
                 dims=dims,

@@ -51,11 +51,18 @@ class Budget:
         return cls(deadline=start + timeout, timeout=timeout)
 
     @classmethod
-    def for_command(cls, timeout: float) -> Budget:
-        """A command's budget: `timeout` seconds from the process's start, its work
+    def for_command(cls, timeout: float, entered: float) -> Budget:
+        """A command's budget: `timeout` seconds from the command's start, its work
         stopping at COMMAND_SHARE of them so that reporting and exiting fit in the rest
-        (a run never goes past --timeout + 10%, even on busy cores)."""
-        return cls(deadline=process_start() + COMMAND_SHARE * timeout, timeout=timeout)
+        (a run never goes past --timeout + 10%, even on busy cores). The start is the
+        process's (Python's start-up and imports count) when the process was started for
+        this command, else `entered`, when the command was called: a process that ran
+        other work first (a test runner, a caller invoking the CLI in-process) must not
+        find its deadline already passed."""
+        start = process_start()
+        if entered - start > STARTUP_ALLOWANCE:
+            start = entered
+        return cls(deadline=start + COMMAND_SHARE * timeout, timeout=timeout)
 
     def remaining(self) -> float:
         return float("inf") if self.deadline is None else self.deadline - time.perf_counter()
@@ -135,6 +142,11 @@ def current() -> Budget:
 
 def is_active() -> bool:
     return _CURRENT.get() is not None
+
+
+# Seconds between a process's start and its command's call that start-up and imports take,
+# at most (about 1 s here; 5 on a busy machine): beyond it, the process was doing other work.
+STARTUP_ALLOWANCE = 10.0
 
 
 def process_start() -> float:

@@ -875,6 +875,33 @@ def _replay_failure(reference, candidate, inputs) -> str | None:
     return None
 
 
+def models_differ_on(reference, candidate, inputs, policy: Policy) -> bool | None:
+    """Whether onnx.reference shows the two whole models differ on `inputs` (values under
+    the policy, a shape or dtype, or the candidate failing where the reference runs, its
+    declared shapes included); None when the inputs are not the models' own (a region's
+    inner values), so that nothing can be replayed."""
+    from onnx.reference import ReferenceEvaluator
+
+    names = {v.name for v in reference.graph.input}
+    required = names - {i.name for i in reference.graph.initializer}
+    if not required <= set(inputs) <= names:
+        return None
+    try:
+        with np.errstate(all="ignore"):
+            expected = ReferenceEvaluator(reference).run(None, inputs)
+    except Exception:  # the reference cannot run there: nothing to show
+        return False
+    if _replay_failure(reference, candidate, inputs) is not None:
+        return True
+    with np.errstate(all="ignore"):
+        actual = ReferenceEvaluator(candidate).run(None, inputs)
+    for a, b in zip(expected, actual, strict=True):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape or a.dtype != b.dtype or not _equal_arrays(a, b, policy).all():
+            return True
+    return False
+
+
 def _fails(runner, model) -> str | None:
     """The first line of the runner's error on `model`, or None if it runs."""
     try:

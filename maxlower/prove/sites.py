@@ -48,6 +48,7 @@ from maxlower.prove.core import (
     finish_report,
     interface_refutation,
     invalid_candidate,
+    models_differ_on,
     prove,
     shape_refutation,
 )
@@ -621,9 +622,31 @@ def _prove_models(reference, candidate, dims, max_dim, timeout, policy):
             "proof, which tries both, did not decide"
         )
         return finish_report(INCONCLUSIVE, policy, [], set(), time.perf_counter(), reason=reason)
-    return prove_regions(
+    report = prove_regions(
         reference, candidate, dims=dims, max_dim=max_dim, timeout=timeout, policy=policy
     )
+    return _refuted_only_where_the_models_differ(report, reference, candidate, policy)
+
+
+def _refuted_only_where_the_models_differ(report, reference, candidate, policy):
+    """A region that differs refutes the models only if they differ: on its counterexample,
+    when it is made of the models' own inputs, onnx.reference must show the whole models
+    differ. A region's difference that reaches no output there (a value only a dead
+    branch reads, say) leaves that site inconclusive, with what was found, instead of a
+    REFUTED whose counterexample does not reproduce. (A counterexample on a region's inner
+    values cannot be replayed on the models; it stands, as the region's.)"""
+    for site in report.sites:
+        found = site.counterexample
+        if site.status != COUNTEREXAMPLE or found is None:
+            continue
+        if models_differ_on(reference, candidate, found.inputs, policy) is False:
+            site.status = INCONCLUSIVE
+            site.reason = (
+                "the region differs (" + found.lines()[0] + "), but on those inputs "
+                "onnx.reference shows the two models' outputs equal: its difference does "
+                "not reach an output there, and no input found shows that it does"
+            )
+    return report
 
 
 def prove_regions(
