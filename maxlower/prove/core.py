@@ -915,9 +915,11 @@ def _fails(runner, model) -> str | None:
 def _interpreter(policy: Policy, side: str) -> Interpreter:
     """Under nan_unspecified the candidate's reduction of a NaN is any value, and the
     reference's undefined (nothing to match)."""
+    zeros = policy.signed_zeros
     if not policy.nan_unspecified:
-        return Interpreter()
-    return Interpreter(nan_in_reduction="undefined" if side == "reference" else "any")
+        return Interpreter(signed_zeros=zeros)
+    nan = "undefined" if side == "reference" else "any"
+    return Interpreter(nan_in_reduction=nan, signed_zeros=zeros)
 
 
 def _nan_reaches_reduction(candidate, inputs, policy: Policy) -> bool:

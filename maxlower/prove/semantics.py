@@ -70,6 +70,10 @@ RNE = z3.RNE()
 # The longest float ReduceSum row whose result does not depend on the order of the adds
 # (a + b = b + a); see Interpreter._sum.
 FLOAT_SUM_EXACT = 2
+# The longest float32/float64 ReduceMax/ReduceMin row whose zero (-0.0 or +0.0, on a tie)
+# is the left fold's: numpy's SIMD reduce keeps another at 17 (float32) or 9 (float64)
+# elements, by lane layout and machine; only --signed-zeros sees it (Interpreter._fold).
+FOLD_ZERO_EXACT = 8
 OPAQUE_SUM = (
     "a float ReduceSum of a graph input over more than 2 elements is an unknown function of "
     "its row (numpy's order of adds is not modelled), the same in both models"
@@ -393,7 +397,16 @@ def definedness(term: z3.ExprRef, guards: dict, memo: dict) -> z3.BoolRef | None
 
 
 class Interpreter:
-    def __init__(self, *, spec_checks: bool = True, nan_in_reduction: str = "reference") -> None:
+    def __init__(
+        self,
+        *,
+        spec_checks: bool = True,
+        nan_in_reduction: str = "reference",
+        signed_zeros: bool = False,
+    ) -> None:
+        # signed_zeros: the comparison tells -0.0 from +0.0, so a reduction's zero on a tie
+        # must be numpy's, which the fold gives only for short rows (FOLD_ZERO_EXACT)
+        self.signed_zeros = signed_zeros
         # nan_in_reduction: what a NaN reaching ReduceMax/ReduceMin/ArgMax/ArgMin gives.
         # "reference": onnx.reference's NaN (the first NaN's index). ONNX leaves it open
         # (onnxruntime drops the NaN), so under --strict the candidate gives "any" value
@@ -770,6 +783,12 @@ class Interpreter:
     def _fold(self, dtype, row, direction, op):  # op: for SetInterpreter's override
         if not row:
             return constant_term(dtype, identity_of(dtype, direction))
+        if self.signed_zeros and dtype in (TP.FLOAT, TP.DOUBLE) and len(row) > FOLD_ZERO_EXACT:
+            raise OutsideFragment(
+                f"{op} over {len(row)} elements with -0.0 and +0.0 distinct: which zero "
+                "onnx.reference (numpy's SIMD reduce) keeps on a tie depends on the lanes, "
+                f"not a left fold, past {FOLD_ZERO_EXACT} elements"
+            )
         acc = row[0]
         for v in row[1:]:
             acc = self.pick(dtype, direction, acc, v)
