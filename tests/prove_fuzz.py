@@ -1418,14 +1418,24 @@ def claimed_sizes(pair: Pair, report: dict, summary: str) -> tuple[list[dict[str
 
 def claimed_values(pair: Pair, report: dict) -> list[int]:
     """The values of the shape-deciding input to try: every one (SHAPE_VALUES), unless the
-    verdict's coverage states the values of its case split for that input (then those)."""
+    verdict's coverage states the values of its case split for that input (then those), less
+    the values it names as unproved."""
     if pair.shape_input is None:
         return [0]
-    split = (report.get("coverage") or {}).get("split") or {}
+    coverage = report.get("coverage") or {}
+    split = coverage.get("split") or {}
     stated = [
         v for key, values in split.items() if key.split("[")[0] == pair.shape_input for v in values
     ]
-    return sorted(set(stated)) if stated else list(SHAPE_VALUES)
+    # values the verdict names as unproved (the reference breaks its declared shapes there)
+    unproved = {
+        v
+        for leaf in coverage.get("unproved") or []
+        for key, v in leaf["values"].items()
+        if key.split("[")[0] == pair.shape_input and len(leaf["values"]) == 1
+    }
+    chosen = sorted(set(stated)) if stated else list(SHAPE_VALUES)
+    return [v for v in chosen if v not in unproved]
 
 
 def _rng(pair: Pair) -> np.random.Generator:

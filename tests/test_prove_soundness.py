@@ -437,7 +437,8 @@ def test_convert_prove_names_the_dims_bound_of_its_sites(tmp_path, max_dim):
     assert f"proof of the whole model for symbolic dims (N) <= {max_dim} only" in line
     coverage = json.loads(report_path.read_text())["proof"]["coverage"]
     # (N = 0 is no run of the reference: ArgMax over an empty axis is an error)
-    assert coverage == {"complete": False, "dims": {"N": list(range(1, max_dim + 1))}, "split": {}}
+    dims = {"N": list(range(1, max_dim + 1))}
+    assert coverage == {"complete": False, "dims": dims, "split": {}, "unproved": []}
     assert f"&lt;= {max_dim} only" in page.read_text()  # the page's Proof row
     assert "for all inputs at N in " in page.read_text()  # and the site's
     _, library = maxlower.convert_with_report(ARGMAX_LAST, 11, prove={"max_dim": max_dim})
@@ -471,7 +472,7 @@ def test_a_region_that_differs_where_no_output_reads_it_is_not_a_refutation(tmp_
     assert not _differ(reference, candidate, feed)
     report = prove_models(reference, candidate, max_dim=2)
     assert report.status == "inconclusive"
-    assert "its difference does not reach an output" in report.summary()
+    assert "its difference may not reach an output" in report.summary()
     done = _cli("prove", *_pair(tmp_path, reference, candidate), "--max-dim", "2")
     assert done.returncode == 5, done.stdout + done.stderr
 
@@ -492,3 +493,169 @@ def test_the_deadline_counts_from_the_command_in_a_process_that_ran_other_work(
     model = _model("(float[N] x) => (float[N] y)", "y = Neg(x)")
     result = CliRunner().invoke(cli, ["prove", *_pair(tmp_path, model, model), "--timeout", "30"])
     assert result.exit_code == 0, result.output
+
+
+# --- the reference's own declared shapes (red team F2) ---------------------------------------
+# onnxruntime and onnx.reference check no value_info and no subgraph output's shape: where
+# the reference breaks one, the runtimes run it, so those inputs are not "no obligation".
+def _runtimes_differ(ref, cand, inputs) -> bool:
+    import onnxruntime
+
+    runs = [
+        [
+            onnxruntime.InferenceSession(m.SerializeToString()).run(None, inputs)
+            for m in (ref, cand)
+        ],
+        [ReferenceEvaluator(m).run(None, inputs) for m in (ref, cand)],
+    ]
+    return all(
+        any(not np.array_equal(e, a, equal_nan=True) for e, a in zip(*outputs)) for outputs in runs
+    )
+
+
+def _two_ifs(negated: bool) -> onnx.ModelProto:
+    """Two Ifs whose branch outputs all declare the dim name 'k': where one takes its then
+    branch ([1]) and the other its else branch ([2]), 'k' has two sizes in one run."""
+    float_of = lambda name, dims: helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, dims)  # noqa: E731
+    nodes = []
+    for d in range(2):
+        then = helper.make_graph(
+            [helper.make_node("Identity", ["x"], [f"t{d}"])],
+            f"then{d}",
+            [],
+            [float_of(f"t{d}", ["k"])],
+        )
+        made = f"e{d}p" if negated and d == 1 else f"e{d}"
+        body = [helper.make_node("Concat", ["x", "x"], [made], axis=0)]
+        if made != f"e{d}":  # differs only where c0 holds and c1 does not
+            body += [
+                helper.make_node("Neg", [made], ["ng"]),
+                helper.make_node("Where", ["c0", "ng", made], [f"e{d}"]),
+            ]
+        other = helper.make_graph(body, f"else{d}", [], [float_of(f"e{d}", ["k"])])
+        nodes.append(
+            helper.make_node("If", [f"c{d}"], [f"o{d}"], then_branch=then, else_branch=other)
+        )
+    bools = [helper.make_tensor_value_info(f"c{d}", onnx.TensorProto.BOOL, []) for d in range(2)]
+    graph = helper.make_graph(
+        nodes, "g", [float_of("x", [1]), *bools], [float_of(f"o{d}", [f"n{d}"]) for d in range(2)]
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+WRONG_VI_SIG = "(float[N] x) => (float[1] z)"
+WRONG_VI_REF = _model(WRONG_VI_SIG, "c = Concat<axis = 0>(x, x)\nz = ReduceMax<keepdims = 1>(c)")
+WRONG_VI_REF.graph.value_info.append(  # wrong: c is [2N]
+    helper.make_tensor_value_info("c", onnx.TensorProto.FLOAT, ["N"])
+)
+WRONG_VI_CAND = _model(
+    WRONG_VI_SIG,
+    "c = Concat<axis = 0>(x, x)\nn = Size(x)\nzero = Constant<value = int64 {0}>()\n"
+    "e = Equal(n, zero)\nhi = ReduceMax<keepdims = 1>(c)\nlo = ReduceMin<keepdims = 1>(c)\n"
+    "z = Where(e, hi, lo)",
+)
+
+
+@pytest.mark.parametrize("door", ["cli", "library"])
+def test_split_values_where_the_reference_breaks_its_declared_shapes_are_not_claimed(
+    tmp_path, door
+):
+    ref, cand = _two_ifs(False), _two_ifs(True)
+    witness = {"x": np.ones(1, np.float32), "c0": np.array(True), "c1": np.array(False)}
+    assert _runtimes_differ(ref, cand, witness)  # both runtimes run the reference there
+    if door == "cli":
+        result = _cli("prove", *_pair(tmp_path, ref, cand), "--json", str(tmp_path / "r.json"))
+        assert "for all inputs at" not in result.stdout, result.stdout
+        assert "NOT PROVED at c0[0]=1, c1[0]=0" in result.stdout, result.stdout
+        coverage = json.loads((tmp_path / "r.json").read_text())["coverage"]
+    else:
+        coverage = prove_models(ref, cand).to_dict()["coverage"]
+    assert coverage["complete"] is False
+    assert {"dims": {}, "values": {"c0[0]": 1, "c1[0]": 0}} in coverage["unproved"]
+
+
+@pytest.mark.parametrize("door", ["cli", "library"])
+def test_bindings_where_the_reference_breaks_a_value_info_are_not_claimed(tmp_path, door):
+    witness = {"x": np.array([1, 2], np.float32)}
+    assert _runtimes_differ(WRONG_VI_REF, WRONG_VI_CAND, witness)
+    if door == "cli":
+        paths = _pair(tmp_path, WRONG_VI_REF, WRONG_VI_CAND)
+        result = _cli("prove", *paths, "--json", str(tmp_path / "r.json"))
+        assert "for all inputs at" not in result.stdout, result.stdout
+        assert "NOT PROVED at N=2" in result.stdout, result.stdout
+        coverage = json.loads((tmp_path / "r.json").read_text())["coverage"]
+    else:
+        coverage = prove(WRONG_VI_REF, WRONG_VI_CAND).to_dict()["coverage"]
+    assert coverage["complete"] is False
+    assert coverage["dims"] == {"N": [0]}
+    assert coverage["unproved_bindings"] == [{"N": n} for n in range(1, 5)]
+
+
+def test_a_candidate_that_breaks_its_declared_shapes_is_still_refuted():
+    """The rule for the candidate stays: a runtime may rely on its annotations."""
+    report = prove(WRONG_VI_CAND, WRONG_VI_REF)
+    assert report.status == "counterexample", report.summary()
+    assert report.counterexample.kind == "cannot run"
+
+
+# --- a region's refutation, on the whole models (red team F3) --------------------------------
+# Conv is outside the fragment, so these pairs go by regions; each pair is equal for every
+# input, in onnx.reference and onnxruntime.
+CONV_HEADER = '<ir_version: 8, opset_import: ["" : 18]>\n'
+SHAPED_SIG = "(float[1,1,3,3] x, float[1,1,1,1] w, float[1] y) => (float[1,1,3,3] c, float[1] z)"
+SHAPED = "c = Conv(x, w)\nm = Constant<value = {}>()\nz = Add(y, m)"
+SHAPE_ONLY_SIG = (
+    "(float[1,1,3,3] a, float[1,1,1,1] w, float[2] x, float[2] y) => (float[1,1,3,3] k, int64[1] z)"
+)
+SHAPE_ONLY = "k = Conv(a, w)\nv = {}(x, y)\nz = Shape(v)"
+EQUAL_BY_REGIONS = {
+    # an inner value shaped [1] in one model and [] in the other, which Add broadcasts alike
+    "inner-shape": (
+        _model(SHAPED_SIG, SHAPED.format("float[1] {5.0}"), CONV_HEADER),
+        _model(SHAPED_SIG, SHAPED.format("float {5.0}"), CONV_HEADER),
+    ),
+    # a region whose values differ, of which the models output only the shape
+    "shape-only": (
+        _model(SHAPE_ONLY_SIG, SHAPE_ONLY.format("Max"), CONV_HEADER),
+        _model(SHAPE_ONLY_SIG, SHAPE_ONLY.format("Min"), CONV_HEADER),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EQUAL_BY_REGIONS))
+@pytest.mark.parametrize("door", ["cli", "library"])
+def test_a_region_difference_that_no_model_input_shows_is_no_refutation(tmp_path, case, door):
+    ref, cand = EQUAL_BY_REGIONS[case]
+    rng = np.random.default_rng(0)
+    feed = {
+        v.name: rng.standard_normal([d.dim_value for d in v.type.tensor_type.shape.dim]).astype(
+            np.float32
+        )
+        for v in ref.graph.input
+    }
+    assert not _differ(ref, cand, feed)
+    if door == "cli":
+        result = _cli("prove", *_pair(tmp_path, ref, cand), "--json", str(tmp_path / "r.json"))
+        assert result.returncode == 5, result.stdout + result.stderr
+        assert not (tmp_path / "cand.onnx.counterexample.npz").exists()
+        report = json.loads((tmp_path / "r.json").read_text())
+    else:
+        report = prove_models(ref, cand).to_dict()
+    assert report["status"] == "inconclusive"
+    site = report["sites"][0]
+    assert "the region differs" in site["reason"] and "None" not in site["reason"]
+    assert "counterexample" not in site["proof"]
+
+
+def test_a_region_refutation_names_a_reason_never_none():
+    """A region whose candidate is refuted without inputs (its interface) has its reason."""
+    sig = "(float[1,1,3,3] x, float[1,1,1,1] w, float[1] y) => (float[1,1,3,3] c, float[1] z)"
+    ref = _model(sig, SHAPED.format("float[1] {5.0}"), CONV_HEADER)
+    cand = _model(sig, SHAPED.format("float {6.0}"), CONV_HEADER)  # differs: y + 6
+    report = prove_models(ref, cand)
+    assert report.status == "counterexample", report.summary()
+    assert ": None" not in report.summary()
+    assert set(report.counterexample.inputs) == {"x", "w", "y"}  # the models' own inputs
+    assert report.counterexample.reproduced

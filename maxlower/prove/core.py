@@ -33,6 +33,7 @@ from maxlower.prove.semantics import (
     INT_BITS,
     OPAQUE_SUM,
     SUPPORTED,
+    BreaksDeclaredShape,
     Interpreter,
     NeedsValue,
     NotRunnable,
@@ -73,6 +74,12 @@ class CannotRun(OutsideFragment):
 
 class Undefined(OutsideFragment):
     """The reference is undefined at this binding for every input (ArgMax on an empty axis)."""
+
+
+class Unproved(Undefined):
+    """The reference breaks its own declared shapes here (semantics.BreaksDeclaredShape):
+    by the annotation rules it has no run, but onnxruntime and onnx.reference run it, so
+    these inputs are left unproved and named as such in the coverage (never "all inputs")."""
 
 
 @dataclasses.dataclass
@@ -144,6 +151,9 @@ class Case:
     # split values at which the reference cannot run ({element: value} each): no
     # obligation there, and the binding's other values were still proved
     undefined: list[dict[str, int]] = dataclasses.field(default_factory=list)
+    # split values at which the reference breaks its declared shapes (Unproved): the
+    # runtimes run it there, and nothing is proved
+    unproved: list[dict[str, int]] = dataclasses.field(default_factory=list)
 
 
 def _values_text(values: list[int]) -> str:
@@ -155,6 +165,15 @@ def _values_text(values: list[int]) -> str:
 
 def _leaf_text(leaf: dict[str, int]) -> str:
     return ", ".join(f"{k}={v}" for k, v in leaf.items())
+
+
+# A binding left unproved (Unproved), and the words for it; both kinds of skipped binding
+UNPROVED = "unproved"
+SKIPPED = ("undefined", UNPROVED)
+BREAKS = (
+    "the reference breaks its own declared shapes there, which onnxruntime and "
+    "onnx.reference do not check, so nothing is proved there"
+)
 
 
 @dataclasses.dataclass
@@ -175,20 +194,26 @@ class ProofReport:
     @property
     def coverage(self) -> dict:
         """What a PROVED covers: the dims' sizes proved, the input elements proved only at
-        their split values (`split`; `complete` is False then), and the split values and
-        bindings skipped because the reference cannot run there (no obligation)."""
+        their split values (`split`), the split values and bindings skipped because the
+        reference cannot run there (no obligation), and those left unproved because the
+        reference breaks its declared shapes there (`unproved`); `complete` is False when
+        a split or an unproved value leaves inputs of the proved sizes unproved."""
         proved = [c for c in self.cases if c.status == PROVED]
         names = sorted({k for c in self.cases for k in c.dims})
         split: dict[str, set[int]] = {}
         for case in proved:  # a value counts where every binding that split it proved it
             for element, values in case.split.items():
                 split[element] = split.get(element, set(values)) & set(values)
+        unproved = [{"dims": c.dims, "values": leaf} for c in proved for leaf in c.unproved]
+        unproved_bindings = [c.dims for c in self.cases if c.status == UNPROVED]
         return {
-            "complete": not split,
+            "complete": not split and not unproved and not unproved_bindings,
             "dims": {k: sorted({c.dims[k] for c in proved}) for k in names},
             "split": {k: sorted(v) for k, v in split.items()},
             "undefined": [{"dims": c.dims, "values": leaf} for c in proved for leaf in c.undefined],
             "undefined_bindings": [c.dims for c in self.cases if c.status == "undefined"],
+            "unproved": unproved,
+            "unproved_bindings": unproved_bindings,
         }
 
     def coverage_text(self) -> str:
@@ -199,18 +224,26 @@ class ProofReport:
         return f"{self._inputs_text()} {at}"
 
     def _inputs_text(self) -> str:
-        """'for all inputs', or the split values, when some input was not split over all."""
-        split = self.coverage["split"]
-        if not split:
-            return "for all inputs"
-        values = " and ".join(f"{k} in {_values_text(v)}" for k, v in split.items())
-        return (
-            f"for the inputs with {values} only (case-split values; other values of those "
-            "elements are not proved),"
-        )
+        """'for all inputs', or the split values, when some input was not split over all,
+        and the inputs left unproved where the reference breaks its declared shapes."""
+        coverage = self.coverage
+        split = coverage["split"]
+        text = "for all inputs"
+        if split:
+            values = " and ".join(f"{k} in {_values_text(v)}" for k, v in split.items())
+            text = (
+                f"for the inputs with {values} only (case-split values; other values of "
+                "those elements are not proved),"
+            )
+        if coverage["unproved"] or coverage["unproved_bindings"]:
+            text += (
+                " except those where the reference breaks its own declared shapes (not "
+                "proved: onnxruntime and onnx.reference run them; listed below),"
+            )
+        return text
 
     def summary(self) -> str:
-        bindings = len([c for c in self.cases if c.status != "undefined"])
+        bindings = len([c for c in self.cases if c.status not in SKIPPED])
         proved_head = f"PROVED {self._inputs_text()} at {bindings} shape binding(s)"
         sizes = self.coverage["dims"]
         if sizes:  # the sizes bound it: named in the verdict itself
@@ -224,7 +257,7 @@ class ProofReport:
             INCONCLUSIVE: f"INCONCLUSIVE: {self.reason}",
         }[self.status]
         lines = [f"{head} ({self.policy.text()}; {self.seconds:.2f} s, method {self.method})"]
-        shown = [c for c in self.cases if c.status != "undefined"]
+        shown = [c for c in self.cases if c.status not in SKIPPED]
         dims = sorted({k for c in shown for k in c.dims})
         if dims:
             sizes = {k: sorted({c.dims[k] for c in shown}) for k in dims}
@@ -233,11 +266,15 @@ class ProofReport:
             where = _leaf_text(case.dims) or "static shapes"
             if case.status == "undefined":
                 lines.append(f"  skipped {where}: the reference cannot run there")
+            if case.status == UNPROVED:
+                lines.append(f"  NOT PROVED at {where}: {BREAKS} ({case.note})")
             for leaf in case.undefined:
                 lines.append(
                     f"  skipped {_leaf_text(leaf)} at {where}: the reference cannot run there "
                     "(the binding's other values are proved)"
                 )
+            for leaf in case.unproved:
+                lines.append(f"  NOT PROVED at {_leaf_text(leaf)}, {where}: {BREAKS}")
         for assumption in self.assumptions:
             lines.append(f"  assumes: {assumption}")
         if self.counterexample is not None:
@@ -465,7 +502,11 @@ def _prove(reference, candidate, dims, max_dim, timeout, policy, start) -> Proof
             )
         except OutsideFragment as error:
             if isinstance(error, Undefined):
-                cases.append(Case(binding, "undefined", time.perf_counter() - case_start))
+                status = UNPROVED if isinstance(error, Unproved) else "undefined"
+                seconds = time.perf_counter() - case_start
+                cases.append(
+                    Case(binding, status, seconds, str(error) if status == UNPROVED else "")
+                )
                 continue
             return finish_report(INCONCLUSIVE, policy, cases, assumptions, start, reason=str(error))
         seconds = time.perf_counter() - case_start
@@ -476,9 +517,23 @@ def _prove(reference, candidate, dims, max_dim, timeout, policy, start) -> Proof
             cases.append(Case(binding, INCONCLUSIVE, seconds, outcome))
             return finish_report(INCONCLUSIVE, policy, cases, assumptions, start, reason=outcome)
         split = {k: sorted(v) for k, v in covered.split.items()}
-        cases.append(Case(binding, PROVED, seconds, split=split, undefined=covered.undefined))
-    if cases and all(c.status == "undefined" for c in cases):
+        cases.append(
+            Case(
+                binding,
+                PROVED,
+                seconds,
+                split=split,
+                undefined=covered.undefined,
+                unproved=covered.unproved,
+            )
+        )
+    if cases and all(c.status in SKIPPED for c in cases):
         reason = "the reference is undefined at every binding of the dims (--dim, --max-dim)"
+        if any(c.status == UNPROVED for c in cases):
+            reason = (
+                "the reference breaks its own declared shapes, or cannot run, at every "
+                "binding of the dims (--dim, --max-dim): nothing is proved"
+            )
         return finish_report(INCONCLUSIVE, policy, cases, assumptions, start, reason=reason)
     return finish_report(PROVED, policy, cases, assumptions, start)
 
@@ -504,6 +559,7 @@ class Covered:
 
     split: dict[str, set[int]] = dataclasses.field(default_factory=dict)
     undefined: list[dict[str, int]] = dataclasses.field(default_factory=list)
+    unproved: list[dict[str, int]] = dataclasses.field(default_factory=list)  # see Unproved
     leaves: int = 0  # split values (paths) proved
 
     def note_split(self, element: str, need: NeedsValue, side: str) -> None:
@@ -538,10 +594,10 @@ def _prove_binding(
             except CannotRun as error:  # the candidate fails where the reference runs
                 inputs_np = _concretise(True, signature, binding, chosen, variables)
                 return _cannot_run(reference, candidate, binding, inputs_np, str(error))
-        except Undefined:
+        except Undefined as error:
             if not chosen:  # no split: the reference cannot run at this binding at all
                 raise
-            covered.undefined.append(chosen)
+            (covered.unproved if isinstance(error, Unproved) else covered.undefined).append(chosen)
             continue
         except NeedsValue as need:
             name = _variable_name(need.term, variables)
@@ -566,6 +622,8 @@ def _prove_binding(
             return f"no proof, and no counterexample that onnx.reference shows: {OPAQUE_SUM}"
         return found
     if not covered.leaves:
+        if covered.unproved:
+            raise Unproved("the reference breaks its declared shapes at every value it runs at")
         raise Undefined("the reference cannot run at any value of the split inputs")
     return None
 
@@ -573,6 +631,9 @@ def _prove_binding(
 def _run(model, inputs, side, policy: Policy):
     try:
         return _interpreter(policy, side).interpret(model, inputs)
+    except BreaksDeclaredShape as error:
+        kind = CannotRun if side == "candidate" else Unproved
+        raise kind(f"{side}: {error}") from None
     except NotRunnable as error:  # the spec of the op's version rejects it
         # (the reference at a binding where it breaks its own declared shapes, say: no
         # run of it exists there, so the binding is skipped as undefined; a reference
@@ -900,6 +961,55 @@ def models_differ_on(reference, candidate, inputs, policy: Policy) -> bool | Non
         if a.shape != b.shape or a.dtype != b.dtype or not _equal_arrays(a, b, policy).all():
             return True
     return False
+
+
+# What a region's difference is tested with on the whole models (`model_witness`): each
+# kind of draw, in order; random draws vary the values, ties make Max and Min meet.
+WITNESS_DRAWS = ("region", "zeros", "ones", "random", "random", "extremes", "random", "random")
+
+
+def model_witness(reference, candidate, dims, given, policy: Policy, seed: int = 0):
+    """Inputs of the whole models (the region's `given` values where they are the
+    models' own, the rest drawn at `dims`, an unnamed dim at 1) on which onnx.reference
+    shows the models differ, or None when no draw does: a region's difference refutes
+    the models only with inputs of theirs that show it."""
+    initializers = {i.name for i in reference.graph.initializer}
+    wanted = [v for v in reference.graph.input if v.name not in initializers]
+    rng = np.random.default_rng(seed)
+    for draw in WITNESS_DRAWS:
+        feeds = {}
+        for value in wanted:
+            known = given.get(value.name) if draw == "region" else None
+            feeds[value.name] = known if known is not None else _drawn(value, dims, draw, rng)
+        if models_differ_on(reference, candidate, feeds, policy):
+            return feeds
+    return None
+
+
+def _drawn(value: onnx.ValueInfoProto, dims, draw: str, rng) -> np.ndarray:
+    tensor = value.type.tensor_type
+    dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type)
+    shape = tuple(
+        d.dim_value if d.HasField("dim_value") else int(dims.get(d.dim_param, 1))
+        for d in tensor.shape.dim
+    )
+    if draw in ("zeros", "region"):
+        return np.zeros(shape, dtype)
+    if draw == "ones":
+        return np.ones(shape, dtype)
+    if dtype == np.bool_:
+        return rng.integers(0, 2, shape).astype(dtype)
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        if draw == "extremes":
+            return rng.choice(
+                np.array([info.min, info.max, 0, 1, -1 % (info.max + 1)], dtype), shape
+            )
+        return rng.integers(max(info.min, -4), min(info.max, 5), shape, endpoint=True).astype(dtype)
+    if draw == "extremes":
+        pool = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 1.0], dtype)
+        return rng.choice(pool, shape)
+    return rng.standard_normal(shape).astype(dtype)
 
 
 def _fails(runner, model) -> str | None:

@@ -90,6 +90,14 @@ class NotRunnable(OutsideFragment):
     body whose outputs do not match the loop's): the model cannot run, whatever the input."""
 
 
+class BreaksDeclaredShape(NotRunnable):
+    """A value breaks the shape its model declares for it (ShapeAnnotationSemantics): the
+    model has no run there by the annotation rules, though onnxruntime and onnx.reference
+    run it (neither checks a value_info or a subgraph's output): a candidate that breaks
+    one is refuted, a reference that breaks one leaves those inputs unproved, never skipped
+    as if ONNX defined nothing there."""
+
+
 # What the values a split leaves out are: EVERY (none: it tried every value of the type),
 # ERRORS (each is an error in ONNX for the op that asked, so the model cannot run there),
 # UNTRIED (valid values that were not tried: the proof covers only the split's values).
@@ -543,18 +551,18 @@ class Interpreter:
         (not scoped), bound by the first value that has it; a runtime may rely on both (one
         buffer for two values of one dim name), so a violation means the model cannot run."""
         if len(dims) != len(value.shape):
-            raise NotRunnable(
+            raise BreaksDeclaredShape(
                 f"value {name!r} is declared of rank {len(dims)} and has shape {list(value.shape)}"
             )
         for axis, (dim, size) in enumerate(zip(dims, value.shape)):
             if isinstance(dim, int) and dim != size:
-                raise NotRunnable(
+                raise BreaksDeclaredShape(
                     f"value {name!r} is declared {dims} and has shape {list(value.shape)}"
                 )
             if isinstance(dim, str):
                 bound, by = self.dims.setdefault(dim, (size, name))
                 if bound != size:
-                    raise NotRunnable(
+                    raise BreaksDeclaredShape(
                         f"dim {dim!r} is {bound} in {by!r} and {size} in {name!r} (axis "
                         f"{axis}): one dim name must be one size in a run"
                     )
@@ -1225,6 +1233,7 @@ __all__ = [
     "INT_BITS",
     "OPAQUE_SUM",
     "SUPPORTED",
+    "BreaksDeclaredShape",
     "Interpreter",
     "NeedsValue",
     "NotRunnable",

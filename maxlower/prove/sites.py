@@ -45,10 +45,11 @@ from maxlower.prove.core import (
     Counterexample,
     Policy,
     ProofReport,
+    counterexample_of,
     finish_report,
     interface_refutation,
     invalid_candidate,
-    models_differ_on,
+    model_witness,
     prove,
     shape_refutation,
 )
@@ -159,6 +160,7 @@ class SitesReport:
         `complete` when no site was bounded by either."""
         dims: dict[str, set[int]] = {}
         split: dict[str, list[int]] = {}
+        unproved: list[str] = []  # sites with inputs where their reference breaks its shapes
         for site in self.sites:
             if site.status != PROVED or site.proof is None:
                 continue
@@ -167,10 +169,13 @@ class SitesReport:
                 dims.setdefault(name, set()).update(sizes)
             for element, values in coverage["split"].items():
                 split[f"{element} (site {site.node!r})"] = values
+            if coverage["unproved"] or coverage["unproved_bindings"]:
+                unproved.append(site.node)
         return {
-            "complete": not dims and not split,
+            "complete": not dims and not split and not unproved,
             "dims": {k: sorted(v) for k, v in dims.items()},
             "split": split,
+            "unproved": unproved,
         }
 
     def coverage_text(self) -> str:
@@ -184,9 +189,14 @@ class SitesReport:
         if coverage["split"]:
             splits = "; ".join(f"{k} in {v}" for k, v in coverage["split"].items())
             parts.append(f"the inputs with {splits} (case-split values)")
-        if not parts:
-            return ""
-        return " for " + " and ".join(parts) + " only"
+        text = " for " + " and ".join(parts) + " only" if parts else ""
+        if coverage["unproved"]:
+            sites = ", ".join(repr(n) for n in coverage["unproved"])
+            text += (
+                f", except inputs where the reference of site(s) {sites} breaks its own "
+                "declared shapes (not proved there)"
+            )
+        return text
 
     def headline(self) -> str:
         """One line: the verdict, and the site that decides it."""
@@ -433,15 +443,16 @@ def _decide(reference, candidate, options: ProofOptions, dims, remedy: str):
         why = f"{proof.reason}: outside the prover's fragment" if cannot_run else proof.reason
         # (a budget's reason names its remedy already)
         reason = why if "check it by testing" in str(why) else f"{why}; {remedy}"
-    elif proof.counterexample is not None:
-        reason = proof.counterexample.lines()[0]
+    else:  # a counterexample's first line, or why the candidate is refuted without one
+        found = proof.counterexample
+        reason = found.lines()[0] if found is not None else proof.reason
     return proof.status, "full", elements, reason, proof
 
 
 def _semilattice_counterexample(reference, candidate, options: ProofOptions) -> ProofReport:
     """The counterexample of two max-only graphs whose sets differ, replayed in
     onnx.reference (maxlower.prove.semilattice.semilattice_witness)."""
-    from maxlower.prove.core import Case, counterexample_of
+    from maxlower.prove.core import Case
 
     policy = Policy(signed_zeros=options.signed_zeros)
     inputs = semilattice_witness(reference, candidate) or {}
@@ -497,10 +508,13 @@ def site_models(
     cand_nodes, cand_consts, cand_free = _closed(site.after, after)
     free = list(dict.fromkeys([*ref_free, *cand_free]))
     inputs = [_value_info(name, before, after, "input") for name in free]
-    outputs = [_value_info(name, before, after, "output") for name in site.outputs]
+    # each side's outputs typed as its own model has them: a value that the two models
+    # shape differently inside is a difference of the region, never of its typing
+    ref_outputs = [_value_info(name, before, after, "output") for name in site.outputs]
+    cand_outputs = [_value_info(name, after, before, "output") for name in site.outputs]
     name = f"site {site.node}"
-    reference = _model(name, ref_nodes, ref_consts, inputs, outputs, before_model, site.where)
-    candidate = _model(name, cand_nodes, cand_consts, inputs, outputs, after_model, site.where)
+    reference = _model(name, ref_nodes, ref_consts, inputs, ref_outputs, before_model, site.where)
+    candidate = _model(name, cand_nodes, cand_consts, inputs, cand_outputs, after_model, site.where)
     return reference, candidate
 
 
@@ -530,8 +544,9 @@ def _closed(nodes: list[onnx.NodeProto], scope: Scope):
     return [*constants, *nodes], tensors, free
 
 
-def _value_info(name: str, before: Scope, after: Scope, what: str) -> onnx.ValueInfoProto:
-    type_proto = before.type_protos.get(name) or after.type_protos.get(name)
+def _value_info(name: str, first: Scope, then: Scope, what: str) -> onnx.ValueInfoProto:
+    """The value's type in `first`, else in `then`."""
+    type_proto = first.type_protos.get(name) or then.type_protos.get(name)
     if type_proto is None or not type_proto.HasField("tensor_type"):
         raise SiteOutside(f"the site's {what} {name!r} has no known tensor type")
     info = onnx.ValueInfoProto(name=name)
@@ -629,23 +644,42 @@ def _prove_models(reference, candidate, dims, max_dim, timeout, policy):
 
 
 def _refuted_only_where_the_models_differ(report, reference, candidate, policy):
-    """A region that differs refutes the models only if they differ: on its counterexample,
-    when it is made of the models' own inputs, onnx.reference must show the whole models
-    differ. A region's difference that reaches no output there (a value only a dead
-    branch reads, say) leaves that site inconclusive, with what was found, instead of a
-    REFUTED whose counterexample does not reproduce. (A counterexample on a region's inner
-    values cannot be replayed on the models; it stands, as the region's.)"""
+    """A region that differs refutes the models only where they differ: its counterexample
+    stands only with inputs of the whole models on which onnx.reference shows them differ
+    (the region's own, when they are the models' inputs, else drawn: core.model_witness).
+    A difference no such input shows (a value only a dead branch reads, a value the two
+    models shape differently but use alike, a region's inner values) leaves that site
+    inconclusive, with what the region showed: never a REFUTED that does not reproduce."""
     for site in report.sites:
-        found = site.counterexample
-        if site.status != COUNTEREXAMPLE or found is None:
+        if site.status != COUNTEREXAMPLE:
             continue
-        if models_differ_on(reference, candidate, found.inputs, policy) is False:
-            site.status = INCONCLUSIVE
-            site.reason = (
-                "the region differs (" + found.lines()[0] + "), but on those inputs "
-                "onnx.reference shows the two models' outputs equal: its difference does "
-                "not reach an output there, and no input found shows that it does"
-            )
+        found = site.counterexample
+        dims = found.dims if found is not None else {}
+        given = found.inputs if found is not None else {}
+        shown = model_witness(reference, candidate, dims, given, policy)
+        if shown is not None:
+            if site.proof is None:  # (a verdict without a proof: its reason stands)
+                continue
+            if (
+                found is None
+                or set(found.inputs) != set(shown)
+                or any(not np.array_equal(found.inputs[k], v) for k, v in shown.items())
+            ):  # the models' own counterexample, replayable as it is written
+                site.proof.counterexample = counterexample_of(
+                    reference, candidate, dims, shown, policy, True
+                )
+                site.reason = site.proof.counterexample.lines()[0]
+            continue
+        what = found.lines()[0] if found is not None else site.reason
+        site.status = INCONCLUSIVE
+        site.reason = (
+            f"the region differs ({what}), but onnx.reference shows the two models' "
+            "outputs equal on the region's inputs and on drawn inputs: its difference "
+            "may not reach an output, and no input found shows that it does"
+        )
+        if site.proof is not None:  # no inputs to write: the region's are not the models'
+            site.proof.status, site.proof.reason = INCONCLUSIVE, site.reason
+            site.proof.counterexample = None
     return report
 
 
