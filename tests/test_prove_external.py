@@ -26,6 +26,7 @@ from onnx.reference import ReferenceEvaluator
 import maxlower
 from maxlower.cli import cli
 from maxlower.errors import InvalidModelError
+from tests import tiers
 
 pytest.importorskip("z3", reason="the prover needs z3-solver: pip install -e '.[prove]'")
 
@@ -82,8 +83,18 @@ def _prove_in(cwd, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-@pytest.mark.parametrize("layout", ["one directory", "two directories"])
-@pytest.mark.parametrize("where", ["decoy", "the reference's directory", "elsewhere"])
+WHERES = ["decoy", "the reference's directory", "elsewhere"]
+LAYOUTS = ["one directory", "two directories"]
+
+
+# the default tier: each working directory once, the layouts in turn; the slow tier the rest
+@pytest.mark.parametrize(
+    ("where", "layout"),
+    tiers.split(
+        [(w, layout) for layout in LAYOUTS for w in WHERES],
+        keep=lambda pair: WHERES.index(pair[0]) % 2 == LAYOUTS.index(pair[1]) or pair[0] == "decoy",
+    ),
+)
 def test_prove_reads_each_model_s_tensors_from_its_own_directory(tmp_path, layout, where):
     reference, candidate, decoy = _pair(tmp_path, layout)
     elsewhere = tmp_path / "elsewhere"

@@ -180,6 +180,7 @@ def _compare_with_committed(png: bytes, tmp_path: pathlib.Path) -> None:
     )
 
 
+@pytest.mark.slow  # seconds of Chromium each; the default tier keeps the two above
 def test_the_search_box_filters_the_table(browser, tmp_path):
     page = _report(tmp_path, "convert", REDUCE, "--opset", 11, "--profile", "primitives")
     assert _errors(_open(browser, page)) == []
@@ -209,6 +210,7 @@ def _texts(record) -> list[str]:
     return [record.node, record.op_type, record.step, record.kind, record.message, record.where]
 
 
+@pytest.mark.slow  # seconds of Chromium each; the default tier keeps the two above
 def test_an_expandable_group_opens(browser, tmp_path):
     page = _report(tmp_path, "lower", REDUCE, "--profile", "primitives")
     _open(browser, page)
