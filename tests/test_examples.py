@@ -139,8 +139,8 @@ def test_readme_shows_every_command_and_every_page_has_commands_to_run():
 
 # The default tier runs the first README command of each program and subcommand (`maxlower
 # convert`, `maxlower lower`, ..., `python examples/....py`; of a chain, its last command)
-# and exit code, each a second or more of start-up; the slow tier the others (a command that proves a whole model, `--prove`,
-# always: seconds of solving).
+# and exit code, each a second or more of start-up; the slow tier the others (a command
+# that proves a whole model, `--prove`, always: seconds of solving).
 FIRST_OF_EACH_COMMAND = tiers.first_of_each(
     [
         (tuple(commands), code)
