@@ -824,13 +824,23 @@ def _value(model, var: str, dtype: int) -> np.ndarray:
     return np.array(raw, dtype=f"u{width // 8}").view(np_dtype)
 
 
-def counterexample_of(reference, candidate, binding, inputs, policy, outcome) -> Counterexample:
-    """Replay `inputs` in onnx.reference and describe the first difference it shows."""
+def counterexample_of(
+    reference, candidate, binding, inputs, policy, outcome, outputs=None
+) -> Counterexample:
+    """Replay `inputs` in onnx.reference and describe the first difference it shows
+    (`outputs`: the two models' onnx.reference outputs on them, already computed, the
+    candidate's an exception where it failed)."""
     from onnx.reference import ReferenceEvaluator
 
-    ref_out = ReferenceEvaluator(reference).run(None, inputs)
+    if outputs is not None:
+        ref_out, cand_out = outputs
+    else:
+        ref_out = ReferenceEvaluator(reference).run(None, inputs)
     try:
-        cand_out = ReferenceEvaluator(candidate).run(None, inputs)
+        if outputs is None:
+            cand_out = ReferenceEvaluator(candidate).run(None, inputs)
+        elif isinstance(cand_out, Exception):
+            raise cand_out
     except Exception as error:  # the candidate fails where the reference runs
         name = reference.graph.output[0].name
         return Counterexample(
@@ -941,26 +951,82 @@ def models_differ_on(reference, candidate, inputs, policy: Policy) -> bool | Non
     the policy, a shape or dtype, or the candidate failing where the reference runs, its
     declared shapes included); None when the inputs are not the models' own (a region's
     inner values), so that nothing can be replayed."""
-    from onnx.reference import ReferenceEvaluator
+    shown = shown_difference(reference, candidate, inputs, policy, _Paced())
+    return None if shown is None else bool(shown)
 
+
+class _Paced:
+    """Runs of onnx.reference on the whole models within the active budget (--timeout): a
+    run cannot be interrupted, so one starts only while the time left exceeds the longest
+    run so far (OverBudget otherwise)."""
+
+    def __init__(self) -> None:
+        self.longest = 0.0
+        self.outputs = None  # (reference's, candidate's or its error) of the last difference
+
+    def run(self, model, inputs, **options):
+        from onnx.reference import ReferenceEvaluator
+
+        budget = budgets.current()
+        budget.check_time()
+        if budget.remaining() <= self.longest:
+            raise OverBudget(
+                f"timed out (--timeout {budget.timeout:g}): running the whole models in "
+                f"onnx.reference takes {self.longest:.1f} s, more than the time left"
+            )
+        began = time.perf_counter()
+        try:
+            with np.errstate(all="ignore"):
+                return ReferenceEvaluator(model, **options).run(None, inputs)
+        finally:
+            self.longest = max(self.longest, time.perf_counter() - began)
+
+
+def shown_difference(reference, candidate, inputs, policy: Policy, paced: _Paced):
+    """How onnx.reference shows the two whole models differ on `inputs`: "outputs" (values
+    under the policy, a shape or dtype, or the candidate failing where the reference
+    runs), "cannot run: ..." (the candidate breaks its declared shapes where the reference
+    keeps its own: onnx.reference checking shape annotations), "" when it shows none, None
+    when the inputs are not the models' own. Only onnx.reference decides (the stated
+    base): a runtime's missing kernel is no difference of the models. OverBudget when the
+    time is spent."""
     names = {v.name for v in reference.graph.input}
     required = names - {i.name for i in reference.graph.initializer}
     if not required <= set(inputs) <= names:
         return None
     try:
-        with np.errstate(all="ignore"):
-            expected = ReferenceEvaluator(reference).run(None, inputs)
+        expected = paced.run(reference, inputs)
+    except OverBudget:
+        raise
     except Exception:  # the reference cannot run there: nothing to show
-        return False
-    if _replay_failure(reference, candidate, inputs) is not None:
-        return True
-    with np.errstate(all="ignore"):
-        actual = ReferenceEvaluator(candidate).run(None, inputs)
+        return ""
+    try:
+        actual = paced.run(candidate, inputs)
+    except OverBudget:
+        raise
+    except Exception as error:  # the candidate fails where the reference runs
+        paced.outputs = (expected, error)
+        return "outputs"
     for a, b in zip(expected, actual, strict=True):
         a, b = np.asarray(a), np.asarray(b)
         if a.shape != b.shape or a.dtype != b.dtype or not _equal_arrays(a, b, policy).all():
-            return True
-    return False
+            paced.outputs = (expected, actual)
+            return "outputs"
+    checked = {"check_shape_annotations": True}
+    try:
+        paced.run(reference, inputs, **checked)
+    except OverBudget:
+        raise
+    except Exception:  # the reference breaks its own declared shapes: nothing shown
+        return ""
+    try:
+        paced.run(candidate, inputs, **checked)
+    except OverBudget:
+        raise
+    except Exception as error:
+        text = str(error).strip().splitlines()
+        return "cannot run: " + (text[0] if text else type(error).__name__)[:300]
+    return ""
 
 
 # What a region's difference is tested with on the whole models (`model_witness`): each
@@ -969,20 +1035,24 @@ WITNESS_DRAWS = ("region", "zeros", "ones", "random", "random", "extremes", "ran
 
 
 def model_witness(reference, candidate, dims, given, policy: Policy, seed: int = 0):
-    """Inputs of the whole models (the region's `given` values where they are the
+    """(inputs, how, outputs) of the whole models (the region's `given` values where they are the
     models' own, the rest drawn at `dims`, an unnamed dim at 1) on which onnx.reference
-    shows the models differ, or None when no draw does: a region's difference refutes
-    the models only with inputs of theirs that show it."""
+    shows the models differ (`how`: shown_difference's; `outputs`: the two models'
+    onnx.reference outputs there, for counterexample_of), or None when no draw does: a
+    region's difference refutes the models only with inputs of theirs that show it.
+    OverBudget when the time runs out first."""
     initializers = {i.name for i in reference.graph.initializer}
     wanted = [v for v in reference.graph.input if v.name not in initializers]
     rng = np.random.default_rng(seed)
+    paced = _Paced()
     for draw in WITNESS_DRAWS:
         feeds = {}
         for value in wanted:
             known = given.get(value.name) if draw == "region" else None
             feeds[value.name] = known if known is not None else _drawn(value, dims, draw, rng)
-        if models_differ_on(reference, candidate, feeds, policy):
-            return feeds
+        how = shown_difference(reference, candidate, feeds, policy, paced)
+        if how:
+            return feeds, how, paced.outputs
     return None
 
 

@@ -648,39 +648,64 @@ def _refuted_only_where_the_models_differ(report, reference, candidate, policy):
     stands only with inputs of the whole models on which onnx.reference shows them differ
     (the region's own, when they are the models' inputs, else drawn: core.model_witness).
     A difference no such input shows (a value only a dead branch reads, a value the two
-    models shape differently but use alike, a region's inner values) leaves that site
-    inconclusive, with what the region showed: never a REFUTED that does not reproduce."""
+    models shape differently but use alike, a region's inner values, a runtime that has no
+    kernel for the candidate) leaves that site inconclusive, with what the region showed:
+    never a REFUTED that does not reproduce. The search runs the whole models, within the
+    proof's deadline (--timeout): out of time, the site is inconclusive."""
     for site in report.sites:
         if site.status != COUNTEREXAMPLE:
             continue
         found = site.counterexample
         dims = found.dims if found is not None else {}
         given = found.inputs if found is not None else {}
-        shown = model_witness(reference, candidate, dims, given, policy)
-        if shown is not None:
+        what = found.lines()[0] if found is not None else site.reason
+        try:
+            witness = model_witness(reference, candidate, dims, given, policy)
+        except OverBudget as error:
+            _not_shown(
+                site,
+                f"the region differs ({what}), and {error} before inputs of "
+                "the whole models showing it were found",
+            )
+            continue
+        if witness is not None:
+            shown, how, outputs = witness
             if site.proof is None:  # (a verdict without a proof: its reason stands)
                 continue
-            if (
-                found is None
-                or set(found.inputs) != set(shown)
-                or any(not np.array_equal(found.inputs[k], v) for k, v in shown.items())
-            ):  # the models' own counterexample, replayable as it is written
-                site.proof.counterexample = counterexample_of(
-                    reference, candidate, dims, shown, policy, True
+            if how.startswith("cannot run: "):
+                site.proof.counterexample = Counterexample(
+                    dims,
+                    shown,
+                    reference.graph.output[0].name,
+                    None,
+                    "a result",
+                    f"onnx.reference checking shape annotations fails: {how[12:]}",
+                    "cannot run",
+                    True,
+                    replay="onnx.reference checking shape annotations runs the reference "
+                    "and fails on the candidate",
                 )
-                site.reason = site.proof.counterexample.lines()[0]
+            else:  # the models' own counterexample, on their inputs, replayable as written
+                site.proof.counterexample = counterexample_of(
+                    reference, candidate, dims, shown, policy, True, outputs
+                )
+            site.reason = site.proof.counterexample.lines()[0]
             continue
-        what = found.lines()[0] if found is not None else site.reason
-        site.status = INCONCLUSIVE
-        site.reason = (
-            f"the region differs ({what}), but onnx.reference shows the two models' "
-            "outputs equal on the region's inputs and on drawn inputs: its difference "
-            "may not reach an output, and no input found shows that it does"
+        _not_shown(
+            site,
+            f"the region differs ({what}), but onnx.reference shows the two "
+            "models' outputs equal on the region's inputs and on drawn inputs: its "
+            "difference may not reach an output, and no input found shows that it does",
         )
-        if site.proof is not None:  # no inputs to write: the region's are not the models'
-            site.proof.status, site.proof.reason = INCONCLUSIVE, site.reason
-            site.proof.counterexample = None
     return report
+
+
+def _not_shown(site: SiteProof, reason: str) -> None:
+    """The region's refutation, not shown on the whole models: inconclusive, saying why."""
+    site.status, site.reason = INCONCLUSIVE, reason
+    if site.proof is not None:  # no inputs to write: the region's are not the models'
+        site.proof.status, site.proof.reason = INCONCLUSIVE, reason
+        site.proof.counterexample = None
 
 
 def prove_regions(
@@ -725,11 +750,30 @@ def prove_regions(
 
 def _typed(model: onnx.ModelProto) -> onnx.ModelProto:
     """The model with the value types shape inference gives (a region's free inputs are
-    values inside the graph); as it is where inference fails."""
+    values inside the graph, proved at those types only), inferred from what holds in
+    every run: the graph inputs' declared types and the true constants. Neither the
+    model's own value_info (nothing checks it at run time: onnxruntime and onnx.reference
+    run a model that breaks it) nor an overridable default (an initializer a caller may
+    feed: data propagation would fold its value into a shape) is taken as a fact; a value
+    inference cannot type is left untyped (its region inconclusive)."""
+    from maxlower.prove.models import defaults
+
+    bare = onnx.ModelProto()
+    bare.CopyFrom(model)
+    del bare.graph.value_info[:]
+    overridable = set(defaults(model))
+    kept = [t for t in bare.graph.initializer if t.name not in overridable]
+    del bare.graph.initializer[:]
+    bare.graph.initializer.extend(kept)
     try:
-        return onnx.shape_inference.infer_shapes(model, data_prop=True)
+        inferred = onnx.shape_inference.infer_shapes(bare, data_prop=True)
     except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError):
-        return model
+        inferred = bare
+    typed = onnx.ModelProto()
+    typed.CopyFrom(model)
+    del typed.graph.value_info[:]
+    typed.graph.value_info.extend(inferred.graph.value_info)
+    return typed
 
 
 def _in_fragment(model: onnx.ModelProto) -> bool:
