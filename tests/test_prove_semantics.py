@@ -39,11 +39,15 @@ def specials(dtype: int) -> np.ndarray:
     if dtype in INT_BITS:
         info = np.iinfo(t)
         raw = [info.min, info.min + 1, -1, 0, 1, 2, info.max - 1, info.max, 2**24 + 1, 2**53 + 1]
+        raw += [2**25 + 2**17 + 1]  # rounding through float32 makes it a bfloat16 tie
         return np.array([v for v in raw if info.min <= v <= info.max], dtype=t)
     info = ml_dtypes.finfo(t) if dtype == TP.BFLOAT16 else np.finfo(t)
     raw = [0.0, -0.0, 1.0, -1.0, 0.5, 1.5, 2.5, -2.5, np.inf, -np.inf, np.nan]
     raw += [float(info.max), float(-info.max), float(info.smallest_subnormal), 2.0**24 + 1]
     raw += [65504.0, 65520.0, 3.0e38, 1e-30]
+    # just past a bfloat16 (float16) tie by less than float32 keeps: rounding through
+    # float32 first makes a tie of them, rounding once does not (ml_dtypes before 0.7)
+    raw += [1 + 2**-8 + 2**-40, 1 + 2**-11 + 2**-40]
     with np.errstate(over="ignore"):
         return np.array(raw, dtype=np.float64).astype(t)
 
