@@ -632,3 +632,11 @@ def test_a_float_sum_adapted_across_opsets_is_proved_with_its_assumption():
         assert report.proof is not None and report.proof.ok, report.proof.summary()
         assumed = any("unknown function of its row" in a for a in report.proof.assumptions)
         assert assumed == (dtype == "float")
+
+
+# --- attributes left out take their schema's default (red team 2, G6) ----------------------
+@pytest.mark.parametrize("dtype", [TP.FLOAT, TP.DOUBLE, TP.FLOAT16], ids=TP.DataType.Name)
+def test_an_attribute_left_out_is_the_schema_default_clip_6(dtype):
+    """Clip-6 without min and max clips to -/+3.402823e+38 (its schema's defaults), so
+    +-inf and large doubles are clipped; the interpreter took no bound."""
+    check(model("Clip", [dtype], dtype, opset=6), {"x0": specials(dtype)})

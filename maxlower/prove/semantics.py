@@ -599,7 +599,11 @@ class Interpreter:
         self.nodes_run += 1
         self.budget.nodes(self.nodes_run)
         args = [env[name] if name else None for name in node.input]
-        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        given = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        # every attribute the node leaves out has its schema's default at the model's opset
+        # (Clip-6's bounds are -/+FLT_MAX, Concat-1's axis is 1): one rule for every op,
+        # never a handler's own guess
+        attrs = {**attribute_defaults(node.op_type, self.opset), **given}
         if self.spec_checks:
             _check_graph_outputs(node, attrs)
         result = handler(args, attrs, env)
@@ -769,8 +773,11 @@ class Interpreter:
         bounds = []
         for index, name, default in ((1, "min", None), (2, "max", None)):
             given = args[index] if len(args) > index else None
-            if given is None and name in attrs:
-                given = constant(np.array(attrs[name], dtype=_numpy(x.dtype)), x.dtype)
+            if given is None and name in attrs:  # (Clip-6: the schema's +-FLT_MAX by default;
+                # float16 takes them as +-inf, as numpy does)
+                with np.errstate(over="ignore"):
+                    value = np.array(attrs[name], dtype=_numpy(x.dtype))
+                given = constant(value, x.dtype)
             bounds.append(given if given is not None else default)
         low, high = bounds
         out = x.arr
@@ -1197,6 +1204,20 @@ def _check_types(node: onnx.NodeProto, opset: int, args, results) -> None:
                     f"{node.op_type}-{schema.since_version} (opset {opset}) does not take "
                     f"{type_str} as its {what} {formal.name!r}"
                 )
+
+
+@functools.cache
+def attribute_defaults(op_type: str, opset: int) -> dict[str, object]:
+    """{attribute: its default value} of the op's schema at `opset` (none without one)."""
+    schema = _schema(op_type, opset)
+    if schema is None:
+        return {}
+    defaults = {}
+    for name, attribute in schema.attributes.items():
+        default = attribute.default_value
+        if default.type != onnx.AttributeProto.UNDEFINED:
+            defaults[name] = onnx.helper.get_attribute_value(default)
+    return defaults
 
 
 @functools.cache
