@@ -745,11 +745,19 @@ class Interpreter:
     def op_Clip(self, args, attrs, env):
         x = args[0]
         bounds = []
-        for index, name, default in ((1, "min", None), (2, "max", None)):
+        schema = _schema("Clip", self.opset) if self.opset < 11 else None
+        for index, name in ((1, "min"), (2, "max")):
             given = args[index] if len(args) > index else None
-            if given is None and name in attrs:
-                given = constant(np.array(attrs[name], dtype=_numpy(x.dtype)), x.dtype)
-            bounds.append(given if given is not None else default)
+            value = attrs.get(name)
+            if given is None and value is None and schema is not None and name in schema.attributes:
+                # Clip-6's defaults are the schema's (-/+3.402823e+38, not unbounded), cast
+                # to x's type as numpy does (float16: +-inf)
+                default = schema.attributes[name].default_value
+                value = default.f if default.HasField("f") else None
+            if given is None and value is not None:
+                with np.errstate(over="ignore"):
+                    given = constant(np.array(value, dtype=_numpy(x.dtype)), x.dtype)
+            bounds.append(given)
         low, high = bounds
         out = x.arr
         # onnx.reference: np.clip, i.e. minimum(maximum(x, low), high) (NaN propagates)
