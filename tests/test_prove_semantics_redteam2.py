@@ -71,3 +71,25 @@ def test_convert_prove_proves_clip_6_to_11_with_the_defaults_made_inputs():
         value.type.tensor_type.shape.dim[0].dim_value = 3
     expected = ReferenceEvaluator(clip).run(None, {"x": x})[0]
     assert np.array_equal(ReferenceEvaluator(converted).run(None, {"x": x})[0], expected)
+
+
+@pytest.mark.parametrize("dtype", [TP.INT32, TP.INT64, TP.UINT32, TP.UINT64])
+def test_an_integer_to_bfloat16_rounds_as_the_installed_ml_dtypes_does(dtype):
+    # G7: ml_dtypes 0.7 rounds once (2^24 + 2^16 + 1 -> 2^24 + 2^17); the interpreter
+    # rounded through float32 (-> 2^24) and proved the two casts below equal
+    numpy_type = helper.tensor_dtype_to_np_dtype(dtype)
+    x = np.array([2**24 + 2**16 + 1, 5], numpy_type)
+    direct = _model([helper.make_node("Cast", ["x"], ["y"], to=TP.BFLOAT16)], 19, dtype, 16)
+    nodes = [
+        helper.make_node("Cast", ["x"], ["f"], to=TP.FLOAT),
+        helper.make_node("Cast", ["f"], ["y"], to=TP.BFLOAT16),
+    ]
+    through = _model(nodes, 19, dtype, TP.BFLOAT16)
+    a, b = (ReferenceEvaluator(m).run(None, {"x": x})[0] for m in (direct, through))
+    once = not np.array_equal(a.astype(np.float64), b.astype(np.float64))
+    report = prove(direct, through, timeout=60)
+    if once:  # onnx.reference shows them differ: refuted, reproduced
+        assert report.status == COUNTEREXAMPLE, report.summary()
+        assert report.counterexample is not None and report.counterexample.reproduced
+    else:  # an ml_dtypes that rounds through float32: equal
+        assert report.status == PROVED, report.summary()

@@ -276,8 +276,8 @@ def cast(src: int, dst: int, x, defined: list) -> z3.ExprRef:
     if src in FLOAT_SORTS and dst in FLOAT_SORTS:
         return z3.fpFPToFP(RNE, x, fp_sort(dst))
     if src in INT_BITS and dst in FLOAT_SORTS:
-        if dst == TP.BFLOAT16:  # ml_dtypes rounds an integer to float32 first, then again
-            x = cast(src, TP.FLOAT, x, defined)
+        if dst == TP.BFLOAT16 and _bfloat16_from_int_through_float():
+            x = cast(src, TP.FLOAT, x, defined)  # (older ml_dtypes: to float32, then again)
             return z3.fpFPToFP(RNE, x, fp_sort(dst))
         signed = INT_BITS[src][1]
         convert = z3.fpSignedToFP if signed else z3.fpUnsignedToFP
@@ -303,6 +303,16 @@ def cast(src: int, dst: int, x, defined: list) -> z3.ExprRef:
     defined.append(in_range)
     convert = z3.fpToSBV if signed else z3.fpToUBV
     return convert(z3.RTZ(), x, z3.BitVecSort(dbits))
+
+
+@functools.cache
+def _bfloat16_from_int_through_float() -> bool:
+    """Whether numpy's integer -> bfloat16 cast (ml_dtypes: onnx.reference's) rounds to
+    float32 first and then again, as older ml_dtypes did, or once, as 0.7 does: asked of
+    the installed one, at 2^24 + 2^16 + 1 (once: 2^24 + 2^17; through float32: 2^24)."""
+    value = np.array([2**24 + 2**16 + 1], np.int64)
+    bfloat16 = onnx.helper.tensor_dtype_to_np_dtype(TP.BFLOAT16)
+    return float(value.astype(bfloat16).astype(np.float64)[0]) == 2.0**24
 
 
 def arithmetic(op: str, dtype: int, a, b, defined: list, assumptions: set):
