@@ -55,6 +55,17 @@ def render(facts: Facts, stages: list[Stage], verification=None, proof=None) -> 
     return "".join(parts)
 
 
+class Markup(str):
+    """HTML that this module built (a status badge): written into the page as it is.
+    Every other string a cell or line is given is text, and is escaped: a model's names
+    are the model's, and a name such as `<span><img onerror=...>` is still only text."""
+
+
+def html_text(text: str) -> str:
+    """`text` as HTML: a Markup as it is, anything else escaped."""
+    return text if isinstance(text, Markup) else escape(str(text))
+
+
 def _drawn_first(drawn: list[tuple[Stage, Site]], diverging: str | None) -> list:
     """At most MAX_DRAWINGS sites, in order, with the one holding `diverging` among them."""
     if len(drawn) <= MAX_DRAWINGS:
@@ -340,7 +351,7 @@ def _verification_section(verification, stages, drawn, diverging) -> str:
     return "".join(parts)
 
 
-def _status_text(status: str) -> str:
+def _status_text(status: str) -> Markup:
     labels = {
         "equal": "✓ equal",
         "different": "✗ DIFFERENT",
@@ -348,7 +359,7 @@ def _status_text(status: str) -> str:
         "unspecified": "~ unspecified by ONNX (NaN)",
     }
     css = {"equal": "ok", "different": "bad"}.get(status, "unknown")
-    return f"<span class='status {css}'>{escape(labels.get(status, status))}</span>"
+    return Markup(f"<span class='status {css}'>{escape(labels.get(status, status))}</span>")
 
 
 def _divergence_drawing(stages, drawn, value: str) -> str:
@@ -434,10 +445,7 @@ def _versions_section(stages: list[Stage], drawn) -> str:
 def _table(caption: str, header: list[str], rows: Iterable[list[str]], css: str) -> str:
     head = "".join(f"<th scope='col'>{escape(h)}</th>" for h in header)
     body = "".join(
-        "<tr>"
-        + "".join(f"<td>{c if c.startswith('<span') else escape(c)}</td>" for c in row)
-        + "</tr>"
-        for row in rows
+        "<tr>" + "".join(f"<td>{html_text(c)}</td>" for c in row) + "</tr>" for row in rows
     )
     return (
         f"<div class='scroll'><table class='{css}'><caption>{escape(caption)}</caption>"
