@@ -152,9 +152,9 @@ def _delta(n: int) -> str:
 def _verdict(verification) -> str:
     if verification is None:
         return '<span class="verdict none">not verified (run with --verify)</span>'
-    from maxlower.verify.report import DIFFERENT, EQUIVALENT
+    from maxlower.verify.report import INCONCLUSIVE
 
-    css = {EQUIVALENT: "ok", DIFFERENT: "bad"}.get(verification.status, "unknown")
+    css = "ok" if verification.ok else "unknown" if verification.status == INCONCLUSIVE else "bad"
     head = verification.summary().splitlines()[0]
     return f'<span class="verdict {css}">{escape(head)}</span>'
 
@@ -337,9 +337,9 @@ def _verification_section(verification, stages, drawn, diverging) -> str:
     for divergence in (v.divergence, v.unspecified_divergence):
         if divergence is not None:
             parts.append(
-                "<h3>First diverging node</h3><pre class='divergence'>"
-                + escape("\n".join(divergence.lines()))
-                + "</pre>"
+                "<h3>First diverging node</h3><p class='divergence'>"
+                + escape(divergence.line())
+                + "</p>"
             )
     if diverging is not None:
         parts.append(_divergence_drawing(stages, drawn, diverging))
@@ -357,6 +357,7 @@ def _status_text(status: str) -> Markup:
         "different": "✗ DIFFERENT",
         "skipped": "skipped",
         "unspecified": "~ unspecified by ONNX (NaN)",
+        "not compared": "no elements compared",
     }
     css = {"equal": "ok", "different": "bad"}.get(status, "unknown")
     return Markup(f"<span class='status {css}'>{escape(labels.get(status, status))}</span>")
@@ -489,7 +490,7 @@ aside ul{margin:0;padding-left:18px}
 .sizes{color:#374151;font-size:13px}
 .scroll{overflow:auto;max-width:100%}
 .diverging-note{color:#7f1d1d;font-weight:600}
-pre.divergence{background:#fef2f2;border-left:4px solid #b91c1c;padding:8px;white-space:pre-wrap}
+p.divergence{background:#fef2f2;border-left:4px solid #b91c1c;padding:8px;overflow-wrap:anywhere}
 details{margin-top:8px}
 summary{cursor:pointer;font-weight:600;color:#1e3a8a}
 #filter{font:inherit;padding:3px 6px;width:22em;border:1px solid #475569;border-radius:4px}

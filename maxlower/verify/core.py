@@ -36,7 +36,9 @@ from maxlower.verify.models import check_verifiable
 from maxlower.verify.report import (
     DIFFERENT,
     EQUIVALENT,
+    EQUIVALENT_EXCEPT_NAN,
     INCONCLUSIVE,
+    NOT_COMPARED,
     Divergence,
     Mismatch,
     OutputResult,
@@ -45,6 +47,7 @@ from maxlower.verify.report import (
 )
 from maxlower.verify.runner import ExposedRunner, ModelRunner
 from passes.extremum import FAMILIES
+from passes.graph_utils import node_label
 
 ModelInput = onnx.ModelProto | ir.Model | str | os.PathLike[str]
 # Ops whose result on a NaN ONNX leaves open: both families' reductions and arg ops.
@@ -172,7 +175,10 @@ class _Session:
         ]
         for output, comparison in zip(self.report.outputs, comparisons):
             output.elements += comparison.elements
+            output.runs += 1
         if all(c.equal for c in comparisons):
+            if not any(c.elements for c in comparisons):
+                record.status = NOT_COMPARED  # dtypes and shapes matched; no element to compare
             return
         divergence = self._localise(trial, expected.runner, actual.runner)
         unspecified = (
@@ -266,6 +272,8 @@ class _Session:
                 output.status = "different"
             elif output.first_unspecified is not None:
                 output.status = "unspecified"
+            elif output.elements == 0:
+                output.status = NOT_COMPARED  # never "identical" when nothing was compared
         ran = [t for t in report.trials if t.status != "skipped"]
         for side, runner in zip(("reference", "candidate"), self.runners):
             if runner.run_error:
@@ -295,7 +303,7 @@ class _Session:
                 + (", or a longer --timeout" if self.timed_out else "")
             )
         elif any(o.status == "unspecified" for o in report.outputs):
-            report.status = DIFFERENT if report.strict else EQUIVALENT
+            report.status = EQUIVALENT_EXCEPT_NAN  # (ok unless strict: VerifyReport.ok)
             report.notes.append(
                 "some outputs differ only where NaN reaches ReduceMax/ArgMax/ReduceMin/ArgMin, "
                 "whose result ONNX leaves unspecified (onnxruntime's depends on the NaN's "
@@ -329,9 +337,9 @@ def _divergence(
         trial=trial.index,
         trial_label=trial.label,
         value=name,
-        reference_node=_node_text(node),
+        reference_node=node_label(node),
         reference_op=node.op_type,
-        candidate_node=_node_text(candidate) if candidate is not None else None,
+        candidate_node=node_label(candidate) if candidate is not None else None,
         candidate_op=candidate.op_type if candidate is not None else None,
         mismatches=comparison.mismatches,
         elements=comparison.elements,
@@ -376,11 +384,6 @@ def _nan_reached(node: onnx.NodeProto, values: dict) -> np.ndarray | None:
         axes = list(attributes.get("axes", []))
     axes = tuple(a % data.ndim for a in axes) if axes else tuple(range(data.ndim))
     return np.isnan(data.astype(np.float64)).any(axis=axes, keepdims=keepdims)
-
-
-def _node_text(node: onnx.NodeProto) -> str:
-    """One line of onnx text: `[name] outputs = Op <attributes> (inputs)`."""
-    return " ".join(onnx.printer.to_text(node).split())
 
 
 def _inputs_of(node: onnx.NodeProto) -> set[str]:
