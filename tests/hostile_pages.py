@@ -178,26 +178,23 @@ def tampered(model: onnx.ModelProto) -> onnx.ModelProto:
 
 
 def pages(tmp_path: pathlib.Path) -> dict[str, tuple[pathlib.Path, int]]:
-    """{door: (its page, its exit code)} for verify --report, convert --verify --report and
-    lower --verify --report of the hostile model (verify against a tampered candidate)."""
+    """{door: (its page, its exit code)} for verify --report, convert --verify --report,
+    lower --verify --report and prove --report of the hostile model (verify against a
+    tampered candidate, prove against the conversion)."""
     from maxlower.cli import cli
 
-    source, candidate = tmp_path / "hostile.onnx", tmp_path / "tampered.onnx"
+    # the file's name is markup too: the page's title and heading show it
+    source = tmp_path / (TEMPLATES[0].format(k=999).replace("/", "") + ".onnx")
+    candidate, converted = tmp_path / "tampered.onnx", tmp_path / "c.onnx"
     model = hostile_model()
     onnx.save(model, source)
     onnx.save(tampered(model), candidate)
+    lowered = tmp_path / "l.onnx"
     commands = {
         "verify": ["verify", source, candidate],
-        "convert": ["convert", source, "--opset", "13", "--verify", "-o", tmp_path / "c.onnx"],
-        "lower": [
-            "lower",
-            source,
-            "--profile",
-            "primitives",
-            "--verify",
-            "-o",
-            tmp_path / "l.onnx",
-        ],
+        "convert": ["convert", source, "--opset", "13", "--verify", "-o", converted],
+        "lower": ["lower", source, "--profile", "primitives", "--verify", "-o", lowered],
+        "prove": ["prove", source, converted],  # (after convert: it proves its output)
     }
     found = {}
     for door, args in commands.items():

@@ -255,7 +255,7 @@ return found;
 """
 
 
-@pytest.mark.parametrize("door", ["verify", "convert", "lower"])
+@pytest.mark.parametrize("door", ["verify", "convert", "lower", "prove"])
 def test_no_element_of_a_hostile_model_is_in_the_dom(browser, tmp_path, door):
     """Pages of a model whose every string is markup (tests/hostile_pages.py): the DOM
     holds no element or handler a payload made, and no payload ran."""
