@@ -133,3 +133,44 @@ def test_the_page_says_each_place(source, tmp_path):
     assert found == EXPECTED
     # each drawn site says its path: main graph › Loop 'loop' › body
     assert "<span>Loop &#x27;loop&#x27;</span>" in text and "<span>body</span>" in text
+
+
+def test_another_op_adapted_in_a_branch_is_placed_and_drawn(tmp_path):
+    """Split-18's num_outputs adapted to 11 inside a branch: its record says the branch, so
+    the page finds the node there and draws it (as "main graph" it was found nowhere)."""
+    then_branch = h.make_graph(
+        [
+            h.make_node("Split", ["x"], ["s0", "s1"], axis=1, num_outputs=2, name="split"),
+            h.make_node("Concat", ["s1", "s0"], ["t"], axis=1, name="swap"),
+        ],
+        "then",
+        [],
+        [h.make_tensor_value_info("t", T.FLOAT, [2, 4])],
+    )
+    else_branch = h.make_graph(
+        [h.make_node("Neg", ["x"], ["e"], name="neg")],
+        "else",
+        [],
+        [h.make_tensor_value_info("e", T.FLOAT, [2, 4])],
+    )
+    graph = h.make_graph(
+        [
+            h.make_node("Constant", [], ["c"], value=h.make_tensor("", T.BOOL, [], [True])),
+            h.make_node(
+                "If", ["c"], ["y"], then_branch=then_branch, else_branch=else_branch, name="cond"
+            ),
+        ],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [2, 4])],
+        [h.make_tensor_value_info("y", T.FLOAT, [2, 4])],
+    )
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 18)])
+    onnx.checker.check_model(model, full_check=True)
+    _, report = maxlower.convert_with_report(model, 11)
+    found = {(r.kind, r.node, r.where) for r in records(report)}
+    assert ("adapted", "split", THEN) in found and ("relabelled", "neg", ELSE) in found
+    page = tmp_path / "r.html"
+    maxlower.convert(model, 11, report=page)
+    text = page.read_text("utf-8")
+    assert len(re.findall(r'<svg [^>]*class="site-drawing"', text)) == 1
+    assert "node <code>split</code> (Split)" in text
