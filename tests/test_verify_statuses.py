@@ -148,20 +148,36 @@ def test_the_headline_says_nothing_of_it_when_onnxruntime_ran():
 
 # --- the first divergent value: one bounded line ----------------------------------------
 
+LONG = "v" * 300  # a value name longer than a line may show
 
-def _if_model(op: str) -> onnx.ModelProto:
-    """An If whose branches reduce `x` with `op` and many more nodes: the If's onnx text
-    is long, and its output is the first diverging value when `op` changes."""
-    long_name = "v" * 300
+
+def _chain(tag: str, last: onnx.NodeProto) -> list[onnx.NodeProto]:
+    """30 Identity nodes, then `last`: a body whose onnx text is long."""
+    nodes = [h.make_node("Identity", ["x"], [f"{tag}0"], name=f"{tag}_id0")]
+    nodes += [h.make_node("Identity", [f"{tag}{k - 1}"], [f"{tag}{k}"]) for k in range(1, 30)]
+    return [*nodes, last]
+
+
+def _if_model(op: str, nan_to_seven: bool = False) -> onnx.ModelProto:
+    """An If whose branches reduce `x` with `op` after 30 Identity nodes (the If's onnx text
+    is long); with `nan_to_seven`, the then-branch's NaN results are replaced by 7."""
 
     def branch(tag: str) -> onnx.GraphProto:
-        nodes = [h.make_node("Identity", ["x"], [f"{tag}0"], name=f"{tag}_id0")]
-        for k in range(1, 30):
-            nodes.append(h.make_node("Identity", [f"{tag}{k - 1}"], [f"{tag}{k}"]))
-        nodes.append(h.make_node(op, [f"{tag}29"], [f"{tag}_{long_name}"], axes=[1], keepdims=0))
-        return h.make_graph(
-            nodes, tag, [], [h.make_tensor_value_info(f"{tag}_{long_name}", T.FLOAT, [2])]
+        out = f"{tag}_{LONG}"
+        reduce_to = f"{tag}_r" if nan_to_seven else out
+        nodes = _chain(
+            tag,
+            h.make_node(op, [f"{tag}29"], [reduce_to], axes=[1], keepdims=0, name=f"{tag}_reduce"),
         )
+        if nan_to_seven:
+            nodes += [
+                h.make_node("IsNaN", [reduce_to], [f"{tag}_isnan"]),
+                h.make_node(
+                    "Constant", [], [f"{tag}_7"], value=h.make_tensor("", T.FLOAT, [], [7])
+                ),
+                h.make_node("Where", [f"{tag}_isnan", f"{tag}_7", reduce_to], [out]),
+            ]
+        return h.make_graph(nodes, tag, [], [h.make_tensor_value_info(out, T.FLOAT, [2])])
 
     graph = h.make_graph(
         [
@@ -174,24 +190,89 @@ def _if_model(op: str) -> onnx.ModelProto:
         [h.make_tensor_value_info("x", T.FLOAT, [2, 3])],
         [h.make_tensor_value_info("y", T.FLOAT, [2])],
     )
-    return h.make_model(graph, opset_imports=[h.make_opsetid("", 13)])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 13)])
+    onnx.checker.check_model(model, full_check=True)
+    return model
 
 
-def test_the_first_divergent_value_is_one_bounded_line(tmp_path):
-    reference, candidate = _if_model("ReduceMax"), _if_model("ReduceMin")
+def _loop_model(op: str) -> onnx.ModelProto:
+    """A Loop (one trip) whose body reduces `x` with `op` after 30 Identity nodes."""
+    out = f"b_{LONG}"
+    body = h.make_graph(
+        [
+            h.make_node("Identity", ["cond_in"], ["cond_out"]),
+            *_chain("b", h.make_node(op, ["b29"], [out], axes=[1], keepdims=0)),
+        ],
+        "body",
+        [
+            h.make_tensor_value_info("i", T.INT64, []),
+            h.make_tensor_value_info("cond_in", T.BOOL, []),
+        ],
+        [
+            h.make_tensor_value_info("cond_out", T.BOOL, []),
+            h.make_tensor_value_info(out, T.FLOAT, [2]),
+        ],
+    )
+    graph = h.make_graph(
+        [
+            h.make_node("Constant", [], ["n"], value=h.make_tensor("", T.INT64, [], [1])),
+            h.make_node("Loop", ["n", ""], ["y"], body=body, name="loop"),
+        ],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [2, 3])],
+        [h.make_tensor_value_info("y", T.FLOAT, [1, 2])],
+    )
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 13)])
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def _one_bounded_line(tmp_path, reference, candidate, *, op: str, where: str) -> None:
+    """Through the library, stdout, --json and the page: the divergence is one line under
+    LINE_LIMIT that names the node and its place, never a body's text."""
     report = maxlower.verify(reference, candidate)
     divergence = report.divergence
-    assert divergence is not None and divergence.reference_op == "If"
+    assert divergence is not None and divergence.reference_op == op
+    assert divergence.where == where
     line = divergence.line()
-    assert "\n" not in line and len(line) < LINE_LIMIT
-    assert "then_branch" not in line and "Identity" not in line  # no node text
-    assert "'y'" in line and "If node 'pick'" in line and "index (" in line
-    assert f"reference {divergence.expected!r}" in line.replace("'", "")
+    assert "\n" not in line and len(line) < LINE_LIMIT, line
+    assert "Identity" not in line and "b29" not in line and "t29" not in line  # no node text
+    assert f"output of {op} node" in line and "index (" in line
+    assert f"reference {divergence.expected}" in line and f"candidate {divergence.actual}" in line
+    if where != "main graph":
+        assert f"in {where}" in line
     out, exit_code, data, page = verify_cli(tmp_path, reference, candidate)
     assert exit_code == 1, out
     assert all(len(row) < LINE_LIMIT for row in out.splitlines()), out
     assert line in out
-    assert data["divergence"]["line"] == line and data["divergence"]["reference_node"] == "pick"
-    assert "then_branch" not in json.dumps(data)
+    assert data["divergence"]["line"] == line and data["divergence"]["where"] == where
     shown = re.search(r"<p class='divergence'>(.*?)</p>", page).group(1)
-    assert "then_branch" not in shown and len(shown) < 2 * LINE_LIMIT
+    assert "Identity" not in shown and len(shown) < 2 * LINE_LIMIT
+
+
+def test_a_divergence_inside_an_if_is_found_in_the_branch_taken(tmp_path):
+    """The If's branch both models took runs on its own: the node inside is named, with its
+    place, not the If (whose text is its whole subgraph)."""
+    reference, candidate = _if_model("ReduceMax"), _if_model("ReduceMin")
+    where = "main graph > If 'pick' > then_branch"
+    _one_bounded_line(tmp_path, reference, candidate, op="ReduceMax", where=where)
+
+
+def test_a_divergence_in_a_loop_body_is_the_loop_in_one_line(tmp_path):
+    """A Loop body is not looked into: the Loop is named, in one bounded line."""
+    reference, candidate = _loop_model("ReduceMax"), _loop_model("ReduceMin")
+    _one_bounded_line(tmp_path, reference, candidate, op="Loop", where="main graph")
+
+
+def test_a_nan_only_difference_inside_an_if_branch_is_unspecified():
+    """Found inside the branch, a difference only where NaN reaches a ReduceMax is what
+    ONNX leaves unspecified, as in the main graph; outside it, it was a 'difference'."""
+    feeds = {"x": np.array([[np.nan, 1.0, 0.0], [2.0, 3.0, 4.0]], np.float32)}
+    reference, candidate = _if_model("ReduceMax"), _if_model("ReduceMax", nan_to_seven=True)
+    report = maxlower.verify(reference, candidate, inputs=feeds)
+    assert report.status == EQUIVALENT_EXCEPT_NAN and report.ok, report.summary()
+    found = report.unspecified_divergence
+    assert found.unspecified and found.where == "main graph > If 'pick' > then_branch"
+    assert found.reference_op == "ReduceMax"
+    strict = maxlower.verify(reference, candidate, inputs=feeds, strict=True)
+    assert not strict.ok

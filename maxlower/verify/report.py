@@ -113,6 +113,9 @@ class Divergence:
     actual: object
     kind: str
     unspecified: bool  # the node is ReduceMax/ArgMax and NaN reaches it
+    # the graph the node is in: "main graph", or the branch of an If both models took
+    # ("main graph > If 'cond' > then_branch"), run on its own to find the node inside
+    where: str = "main graph"
 
     def line(self) -> str:
         """One bounded line: the value, the node making it on each side, where, the index
@@ -122,6 +125,8 @@ class Divergence:
             made += "; in the candidate, computed inside another node"
         elif (self.candidate_op, self.candidate_node) != (self.reference_op, self.reference_node):
             made += f"; candidate: {self.candidate_op} node {short(repr(self.candidate_node))}"
+        if self.where != "main graph":
+            made += f"; in {short(self.where, 2 * NAME_CHARS)}"
         head = f"first diverging value {short(repr(self.value))} ({made}) at {self.trial_label}"
         if self.kind == "values":
             line = (
