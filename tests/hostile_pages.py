@@ -1,12 +1,13 @@
 """A model whose every string is markup, and the --report pages built from it.
 
 Every name (graph inputs and outputs, node names, value names in the main graph and in
-If branches, a model-local function's name, domain and op type), every doc string and
-every metadata key and value is one of PAYLOADS, each numbered so that a page showing it
-unescaped holds an element marked `pwn<k>`. The model is valid ONNX, runs in onnxruntime
-and onnx.reference, and has family nodes to rewrite in the main graph, an If branch and
-the function, so a conversion draws each of them; `tampered` gives a candidate that
-differs (a ReduceMax made ReduceMin) so that `verify` reports a first divergence.
+If branches, a model-local function's name, domain and op type, a symbolic dim), every doc
+string, every metadata key and value, and the model file's own name is one of TEMPLATES,
+each numbered so that a page showing it unescaped holds an element marked `pwn<k>`. The
+model is valid ONNX, runs in onnxruntime and onnx.reference, and has family nodes to
+rewrite in the main graph, an If branch and the function, so a conversion draws each of
+them; `tampered` gives a candidate that differs (a ReduceMax made ReduceMin) so that
+`verify` reports a first divergence.
 
 tests/test_report_hostile.py parses the pages with html.parser; tests/test_report_browser.py
 loads them in Chromium. Both check that no element or attribute of a payload is in the DOM.
@@ -59,7 +60,7 @@ def hostile_model() -> onnx.ModelProto:
             ],
             f[f"{tag} graph"],
             [],
-            [h.make_tensor_value_info(out, TensorProto.FLOAT, [3])],
+            [h.make_tensor_value_info(out, TensorProto.FLOAT, [f["dim"]])],
         )
 
     function = h.make_function(
@@ -110,9 +111,9 @@ def hostile_model() -> onnx.ModelProto:
     graph = h.make_graph(
         nodes,
         f["graph"],
-        [h.make_tensor_value_info(f["x"], TensorProto.FLOAT, [3, 4])],
+        [h.make_tensor_value_info(f["x"], TensorProto.FLOAT, [f["dim"], 4])],
         [
-            h.make_tensor_value_info(f[k], TensorProto.FLOAT, [3])
+            h.make_tensor_value_info(f[k], TensorProto.FLOAT, [f["dim"]])
             for k in ("main out", "if out", "call out")
         ],
         doc_string=f["graph doc"],
@@ -132,6 +133,7 @@ def hostile_model() -> onnx.ModelProto:
 
 _NAMES = (
     "x",
+    "dim",  # a symbolic dim: the trials' labels and the drawings' types show it
     "axes",
     "axes node",
     "axes tensor",

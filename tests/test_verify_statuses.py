@@ -276,3 +276,19 @@ def test_a_nan_only_difference_inside_an_if_branch_is_unspecified():
     assert found.reference_op == "ReduceMax"
     strict = maxlower.verify(reference, candidate, inputs=feeds, strict=True)
     assert not strict.ok
+
+
+def test_a_branch_run_on_its_own_counts_only_if_it_gives_what_the_if_gave():
+    """onnxruntime may take another kernel on the branch alone: then nothing inside is
+    trusted, and the If stays the divergence."""
+    import importlib
+
+    core = importlib.import_module("maxlower.verify.core")
+    node = next(n for n in _if_model("ReduceMax").graph.node if n.op_type == "If")
+    inner_name = node.attribute[0].g.output[0].name
+    branch = node.attribute[0].name
+    same = {inner_name: np.array([np.nan, 2.0], np.float32)}
+    outer = {"y": np.array([np.nan, 2.0], np.float32)}
+    assert core._reproduces(same, outer, node, branch)
+    other = {inner_name: np.array([3.0, 2.0], np.float32)}
+    assert not core._reproduces(other, outer, node, branch)

@@ -326,9 +326,9 @@ class _Session:
         if sides is None:
             return None
         values = []
-        for (runner, free), outer, name in zip(sides, scope.values, runners):
-            found = runner.values(name, {n: outer[n] for n in free})
-            if found is None:
+        for (runner, free), outer, name, n in zip(sides, scope.values, runners, (node, candidate)):
+            found = runner.values(name, {k: outer[k] for k in free})
+            if found is None or not _reproduces(found, outer, n, branch):
                 return None
             values.append(found)
         inner = _Scope(
@@ -488,7 +488,8 @@ def _branch_model(
                 elem = onnx.helper.np_dtype_to_tensor_dtype(value.dtype)
             except (KeyError, TypeError, ValueError):
                 return None
-            inputs.append(onnx.helper.make_tensor_value_info(name, elem, value.shape))
+            # rank only: with known dims onnxruntime may pick another kernel (_reproduces)
+            inputs.append(onnx.helper.make_tensor_value_info(name, elem, [None] * value.ndim))
             free.append(name)
         elif name in initializers:
             tensors.append(initializers[name])
@@ -506,6 +507,19 @@ def _branch_model(
     proto.functions.extend(model.functions)
     proto.graph.CopyFrom(own)
     return proto, free
+
+
+def _reproduces(inner: dict, outer: dict, node: onnx.NodeProto, branch: str) -> bool:
+    """Whether the branch run on its own gave the outputs the If gave in the whole model
+    (onnxruntime's kernels may take another path on another graph: then what differs
+    inside is not looked for there)."""
+    outputs = [o.name for o in _subgraph(node, branch).output]
+    for mine, theirs in zip(outputs, node.output):
+        if not theirs or theirs not in outer:
+            continue
+        if mine not in inner or not compare(outer[theirs], inner[mine]).equal:
+            return False
+    return True
 
 
 def _nan_reached(node: onnx.NodeProto, values: dict) -> np.ndarray | None:
