@@ -292,3 +292,17 @@ def test_a_branch_run_on_its_own_counts_only_if_it_gives_what_the_if_gave():
     assert core._reproduces(same, outer, node, branch)
     other = {inner_name: np.array([3.0, 2.0], np.float32)}
     assert not core._reproduces(other, outer, node, branch)
+
+
+def test_convert_verify_says_the_same(tmp_path):
+    """`convert --verify`: the same headline in stdout and in --json's verification."""
+    source, report = tmp_path / "m.onnx", tmp_path / "r.json"
+    onnx.save(parse(INT16_MAX), source)
+    result = CliRunner().invoke(
+        cli,
+        ["convert", str(source), "--opset", "12", "--verify", "--dry-run", "--json", str(report)],
+    )
+    assert result.exit_code == 0, result.output
+    verification = json.loads(report.read_text())["verification"]
+    assert "verified in onnx.reference only" in verification["headline"]
+    assert f"verification: {verification['headline']} (" in result.output
