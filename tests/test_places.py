@@ -174,3 +174,27 @@ def test_another_op_adapted_in_a_branch_is_placed_and_drawn(tmp_path):
     text = page.read_text("utf-8")
     assert len(re.findall(r'<svg [^>]*class="site-drawing"', text)) == 1
     assert "node <code>split</code> (Split)" in text
+
+
+def test_a_broken_subgraph_is_refused_at_its_place(tmp_path):
+    """The checks of a model's protobuf name places the same way (an unnamed node as #k)."""
+    branch = h.make_graph(
+        [h.make_node("Neg", ["nothing"], ["t"], name="neg")],
+        "then",
+        [],
+        [h.make_tensor_value_info("t", T.FLOAT, [2])],
+    )
+    graph = h.make_graph(
+        [
+            h.make_node("Constant", [], ["c"], value=h.make_tensor("", T.BOOL, [], [True])),
+            h.make_node("If", ["c"], ["y"], then_branch=branch, else_branch=branch),
+        ],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [2])],
+        [h.make_tensor_value_info("y", T.FLOAT, [2])],
+    )
+    path = tmp_path / "broken.onnx"
+    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 18)]), path)
+    result = CliRunner().invoke(cli, ["convert", str(path), "--opset", "13", "--dry-run"])
+    assert result.exit_code == 2
+    assert "main graph > If #1 > else_branch: input 'nothing' of node 'neg'" in result.output
