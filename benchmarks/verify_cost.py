@@ -169,8 +169,9 @@ def _sweep_mutant(job: tuple[str, list[int]]) -> collections.Counter:
     broken = mutant.apply()
     counts = collections.Counter()
     for seed in seeds:
-        counts[maxlower.verify(mutant.source_model(), broken, seed=seed).status] += 1
-    counts["missed:" + name] += counts["equivalent"]
+        report = maxlower.verify(mutant.source_model(), broken, seed=seed)
+        counts[report.status] += 1
+        counts["missed:" + name] += report.ok  # (a NaN-only difference passes too)
     return counts
 
 
@@ -243,6 +244,8 @@ def render(cost: dict, judged: dict | None, command: str) -> str:
     ]
     if judged is not None:
         c, mut = judged["conformance"], judged["mutants"]
+        for counts in (c, mut):  # "equivalent" counts every pass, NaN-only differences too
+            counts["equivalent"] += counts.pop("equivalent_except_unspecified_nan", 0)
         missed = sorted(k.split(":", 1)[1] for k, v in mut.items() if k.startswith("missed:") and v)
         lines += [
             "",

@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING
 
 import onnx
 
+from passes.graph_utils import subgraph_place
+
 if TYPE_CHECKING:
     from maxlower.pipeline import Job, Outcome, Report
 
@@ -149,7 +151,8 @@ def node_label(node: onnx.NodeProto) -> str:
 
 def scopes(model: onnx.ModelProto) -> dict[str, Scope]:
     """{where: Scope} for every graph of `model`, named as the passes name them
-    ("main graph > then_branch of node 'pick'", "function example.local::LastArgMax")."""
+    ("main graph > If 'pick' > then_branch", "function example.local::LastArgMax"):
+    passes.graph_utils.subgraph_place, the one naming of places."""
     found: dict[str, Scope] = {}
     _add_scope(found, "main graph", model.graph, _Types())
     for function in model.functions:
@@ -232,9 +235,8 @@ def _add_scope(found: dict[str, Scope], where: str, graph, outer: _Types) -> Non
             if attr.type == onnx.AttributeProto.GRAPHS:
                 subgraphs = list(attr.graphs)
             for i, body in enumerate(subgraphs):
-                index = f"[{i}]" if attr.type == onnx.AttributeProto.GRAPHS else ""
-                inner = f"{where} > {attr.name}{index} of node '{node_label(node)}'"
-                _add_scope(found, inner, body, types)
+                index = i if attr.type == onnx.AttributeProto.GRAPHS else None
+                _add_scope(found, subgraph_place(where, node, attr.name, index), body, types)
 
 
 def all_value_names(model: onnx.ModelProto) -> set[str]:

@@ -42,7 +42,7 @@ import onnx_ir as ir
 
 from maxlower.errors import InvalidModelError
 from passes.errors import concise
-from passes.graph_utils import holds_graphs
+from passes.graph_utils import holds_graphs, subgraph_place
 
 BaseDirs = str | os.PathLike | dict[str, str]
 
@@ -161,11 +161,12 @@ def _walk_nodes(
             label = f"node {node_text(node, index)} ({node.op_type}) in {where}"
             if attributes:
                 yield label, attribute
+            shown = node_text(node, index)
             for subgraph in [attribute.g] if has("g") else []:
-                where_inside = f"subgraph {attribute.name} of {label}"
+                where_inside = subgraph_place(where, node, attribute.name, shown=shown)
                 yield from _walk_graph(subgraph, where_inside, typed, attributes)
-            for subgraph in attribute.graphs:
-                where_inside = f"subgraph {attribute.name} of {label}"
+            for k, subgraph in enumerate(attribute.graphs):
+                where_inside = subgraph_place(where, node, attribute.name, k, shown=shown)
                 yield from _walk_graph(subgraph, where_inside, typed, attributes)
 
 

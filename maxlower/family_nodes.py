@@ -17,7 +17,7 @@ import onnx_ir as ir
 from passes import graph_utils
 from passes.builder import FAMILY, schema_version
 from passes.function_types import InferFunctionTypesPass
-from passes.graph_utils import constant_ints, containers, node_label
+from passes.graph_utils import constant_ints, containers, node_label, subgraph_place
 from passes.version.convert import Rewrite
 
 
@@ -26,7 +26,7 @@ class FamilyNode:
     """One node of either family (Max, ReduceMax, ArgMax, Min, ...) as found in the model."""
 
     container: str  # "main graph" or "function dom::name": where conversion reports it
-    where: str  # container, or "subgraph then_branch of node 'pick' in main graph"
+    where: str  # container, or "main graph > If 'pick' > then_branch" (subgraph_place)
     node: str
     op_type: str
     opset: int | None  # the default-domain opset of the container
@@ -93,9 +93,9 @@ def _walk(graph_like: ir.Graph | ir.Function, where: str) -> Iterator[tuple[str,
                 graphs = list(attr.as_graphs())
             else:
                 continue
-            for subgraph in graphs:
-                inner = f"subgraph {attr.name} of node {node_label(node)!r} in {where}"
-                yield from _walk(subgraph, inner)
+            for k, subgraph in enumerate(graphs):
+                index = k if attr.type == ir.AttributeType.GRAPHS else None
+                yield from _walk(subgraph, subgraph_place(where, node, attr.name, index))
 
 
 def _describe_input(value: ir.Value | None) -> str:

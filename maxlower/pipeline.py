@@ -54,7 +54,7 @@ from maxlower.sparse import convert_sparse, default_opset
 from maxlower.ui import QUIET, Progress
 from passes.builder import FAMILY, min_ir_version
 from passes.errors import ConversionError, concise
-from passes.graph_utils import containers
+from passes.graph_utils import containers, subgraph_places
 from passes.legalize import LegalizePass, Lowering, Unlowered
 from passes.version.convert import Rewrite
 from passes.version.other_ops import DELEGATED, EXPANDED, RELABELLED, OtherOpConversion
@@ -445,12 +445,15 @@ def _copy(message: onnx.ValueInfoProto) -> onnx.ValueInfoProto:
 
 def _family_node_order(model: ir.Model) -> list[FamilyNode]:
     """The family nodes as `in_graph_order` needs them: where and which, in graph order."""
-    return [
-        place_of(name, node)
-        for name, container, _ in containers(model)
-        for node in ir.traversal.RecursiveGraphIterator(container)
-        if node.domain == "" and node.op_type in FAMILY
-    ]
+    found = []
+    for name, container, _ in containers(model):
+        places = subgraph_places(name, container)
+        found += [
+            place_of(places.get(id(node.graph), name), node)
+            for node in ir.traversal.RecursiveGraphIterator(container)
+            if node.domain == "" and node.op_type in FAMILY
+        ]
+    return found
 
 
 def rewrite_line(rewrite: Rewrite) -> str:

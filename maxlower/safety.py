@@ -52,6 +52,7 @@ from google.protobuf.message import DecodeError
 from maxlower.errors import InvalidModelError
 from maxlower.external import node_text, tensors
 from passes.errors import concise
+from passes.graph_utils import subgraph_place
 
 # onnx.external_data_helper._ALLOWED_EXTERNAL_DATA_KEYS, the keys of the ONNX spec
 EXTERNAL_DATA_KEYS = frozenset({"location", "offset", "length", "checksum", "basepath"})
@@ -483,8 +484,15 @@ def _nodes_problem(
             )
     for index, node in enumerate(nodes):
         for attribute in node.attribute:
-            for subgraph in [attribute.g] if attribute.HasField("g") else [*attribute.graphs]:
-                label = f"subgraph {attribute.name} of node {node_text(node, index)} in {where}"
+            graphs = [attribute.g] if attribute.HasField("g") else [*attribute.graphs]
+            for k, subgraph in enumerate(graphs):
+                label = subgraph_place(
+                    where,
+                    node,
+                    attribute.name,
+                    None if attribute.HasField("g") else k,
+                    shown=node_text(node, index),
+                )
                 problem = _graph_problem(subgraph, label, visible, free_names)
                 if problem:
                     return problem

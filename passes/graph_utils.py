@@ -81,6 +81,34 @@ def node_label(node: ir.Node) -> str:
     return node.name or f"<unnamed {node.op_type}>"
 
 
+def subgraph_place(
+    outer: str, node, attribute: str, index: int | None = None, shown: str | None = None
+) -> str:
+    """The place of a subgraph of `node` (an onnx_ir node or a NodeProto) inside the place
+    `outer`: "main graph > If 'cond' > then_branch", "function d::f > Loop 'l' > body",
+    "... > Foo 'n' > branches[1]" (a GRAPHS attribute). Every report names places so
+    (conversion, lowering, the report page, the prover's scopes, the checks' messages), as
+    `node 'X' in <place>`. `shown`: the node as the caller's messages show it (the checks
+    of a model's protobuf say "#3" for an unnamed node), instead of its quoted label."""
+    body = attribute if index is None else f"{attribute}[{index}]"
+    return f"{outer} > {node.op_type} {shown or repr(node_label(node))} > {body}"
+
+
+def subgraph_places(where: str, container) -> dict[int, str]:
+    """{id(subgraph): its place (`subgraph_place`)} for every subgraph inside `container`
+    (a graph or a function) whose own place is `where`."""
+    places: dict[int, str] = {}
+    for node in ir.traversal.RecursiveGraphIterator(container):
+        outer = places.get(id(node.graph), where)
+        for attr in node.attributes.values():
+            if attr.type == ir.AttributeType.GRAPH:
+                places[id(attr.value)] = subgraph_place(outer, node, attr.name)
+            elif attr.type == ir.AttributeType.GRAPHS:
+                for i, graph in enumerate(attr.value):
+                    places[id(graph)] = subgraph_place(outer, node, attr.name, i)
+    return places
+
+
 def require_rank(node: ir.Node, value: ir.Value, why: str) -> int:
     rank = static_rank(value)
     if rank is None:

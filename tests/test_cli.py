@@ -297,7 +297,7 @@ def test_inspect_lists_family_nodes(example: pathlib.Path):
 def test_inspect_shows_functions_and_subgraphs():
     result = invoke("inspect", MODELS / "nested_opset18.onnx")
     assert result.exit_code == 0, result.output
-    assert "subgraph then_branch of node 'pick' in main graph" in result.stdout
+    assert "main graph > If 'pick' > then_branch" in result.stdout
     assert "function example.local::LastArgMax" in result.stdout
     assert "node 'fn_argmax': ArgMax-13" in result.stdout
 

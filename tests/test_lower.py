@@ -99,8 +99,8 @@ def test_subgraphs_and_functions_are_lowered():
     wheres = sorted(x.where for x in lowerings)
     assert wheres == [
         "function example.local::LastArgMax",
-        "main graph > else_branch of node 'pick'",  # the ReduceMin: primitives has no Min family
-        "main graph > then_branch of node 'pick'",
+        "main graph > If 'pick' > else_branch",  # the ReduceMin: primitives has no Min family
+        "main graph > If 'pick' > then_branch",
     ]
     x = np.array([[1, 3, 3, 0, -1], [np.nan, 2, 2, np.nan, 0]], np.float32)
     for pick in (True, False):

@@ -42,7 +42,7 @@ def test_lower_writes_the_default_output_and_says_what_it_did(nested):
     out = nested.with_name("nested_opset18.primitives.onnx")
     assert f"wrote {out}" in result.output
     assert "node 'fn_argmax' ArgMax (ArgMax is absent): arg_max_to_reduce_max" in result.output
-    assert "then_branch of node 'pick': node 'branch_reduce_max' ReduceMax" in result.output
+    assert "If 'pick' > then_branch: node 'branch_reduce_max' ReduceMax" in result.output
     lowered, original = onnx.load(out), onnx.load(nested)
     onnx.checker.check_model(lowered, full_check=True)
     assert not FAMILY & all_op_types(lowered)

@@ -233,7 +233,7 @@ def test_a_site_in_a_subgraph_of_a_function_is_proved_at_the_functions_opset(tmp
     _, report = maxlower.convert_with_report(model, 13, prove=True)
     assert report.proof is not None and report.proof.ok, report.proof.summary()
     where = {s.where for s in report.proof.sites}
-    assert "function local::f > then_branch of node '<unnamed If>'" in where
+    assert "function local::f > If '<unnamed If>' > then_branch" in where
     source = tmp_path / "f.onnx"
     onnx.save(model, source)
     args = ["convert", str(source), "--opset", "13", "--prove", "-o", str(tmp_path / "o.onnx")]

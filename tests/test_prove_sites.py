@@ -329,7 +329,7 @@ def test_site_in_a_subgraph_takes_captured_outer_values_as_inputs(tmp_path):
     result = _cli("lower", source, "-p", "primitives", "--prove", "--json", tmp_path / "j.json")
     assert result.exit_code == 0, result.output
     (site,) = json.loads((tmp_path / "j.json").read_text())["proof"]["sites"]
-    assert site["where"] == "main graph > then_branch of node '<unnamed If>'"
+    assert site["where"] == "main graph > If '<unnamed If>' > then_branch"
     assert site["status"] == "proved" and site["method"] == "full"
 
 

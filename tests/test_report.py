@@ -124,8 +124,8 @@ def test_a_subgraph_rewrite_says_its_path_and_large_ones_collapse(tmp_path):
     page = nested_lowered_page(tmp_path)
     assert drawings(page) == 3  # both branches' reductions and the function's ArgMax
     assert "<span>main graph</span>" in page
-    assert "<span>then_branch of node &#x27;pick&#x27;</span>" in page
-    assert "<span>else_branch of node &#x27;pick&#x27;</span>" in page
+    assert "<span>If &#x27;pick&#x27;</span>" in page
+    assert "<span>then_branch</span>" in page and "<span>else_branch</span>" in page
     # the branches' reductions are drawn whole; only the ArgMax's 52 operations (104
     # nodes with its constants) are a group
     assert page.count('class="site-drawing-full"') == 1

@@ -238,3 +238,48 @@ def test_the_largest_fixture_renders_in_under_2_s_and_5_mb(browser, tmp_path):
     drawn = browser.execute_script("return document.querySelectorAll('svg.site-drawing').length")
     _, report = maxlower.convert_with_report(onnx.load(LARGEST), 21)
     assert drawn == _sites(report) == 243
+
+
+HOSTILE_DOM = """
+var found = [];
+document.querySelectorAll('*').forEach(function (e) {
+  if (['IMG', 'B', 'I', 'U', 'IFRAME', 'OBJECT', 'EMBED', 'TEXTAREA'].indexOf(e.tagName) >= 0
+      || /^pwn\\d+$/.test(e.getAttribute('class') || '')) {
+    found.push(e.outerHTML.slice(0, 120));
+  }
+  for (var k = 0; k < e.attributes.length; k++) {
+    if (e.attributes[k].name.indexOf('on') === 0) { found.push(e.outerHTML.slice(0, 120)); }
+  }
+});
+if (document.scripts.length !== 2) { found.push(document.scripts.length + ' scripts'); }
+if (window.pwned !== undefined) { found.push('a payload ran: ' + window.pwned); }
+return found;
+"""
+
+
+@pytest.mark.parametrize("door", ["verify", "convert", "lower", "prove"])
+def test_no_element_of_a_hostile_model_is_in_the_dom(browser, tmp_path, door):
+    """Pages of a model whose every string is markup (tests/hostile_pages.py): the DOM
+    holds no element or handler a payload made, and no payload ran."""
+    from tests import hostile_pages
+
+    page, _ = hostile_pages.pages(tmp_path)[door]
+    log = _open(browser, page)
+    assert browser.execute_script(HOSTILE_DOM) == []
+    assert _errors(log) == []
+    shown = browser.execute_script("return document.body.textContent")
+    assert "<span><img src=x onerror=" in shown  # the names are shown, as text
+
+
+def test_the_hostile_dom_check_sees_an_injected_element(browser, tmp_path):
+    """The check above could fail: a payload written as markup is found, and runs."""
+    from tests import hostile_pages
+
+    page = tmp_path / "injected.html"
+    payload = hostile_pages.TEMPLATES[0].format(k=1)
+    page.write_text(
+        f"<!DOCTYPE html><title>x</title><td>{payload}</td><script></script><script></script>"
+    )
+    _open(browser, page)
+    found = browser.execute_script(HOSTILE_DOM)
+    assert any("pwn1" in f for f in found) and any("payload ran" in f for f in found), found

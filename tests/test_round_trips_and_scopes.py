@@ -235,7 +235,7 @@ g (float[4,3,5] xs) => (float[3] last, float[4,3] rows, float[4,3,5] kept) {
 def test_scan_body_converts_and_custom_domain_nodes_stay():
     model = onnx.parser.parse_model(SCAN_AND_CUSTOM_MODEL)
     converted, report = maxlower.convert_with_report(model, 13)
-    assert [r.where for r in report.rewrites] == ["main graph > body of node '<unnamed Scan>'"]
+    assert [r.where for r in report.rewrites] == ["main graph > Scan '<unnamed Scan>' > body"]
     assert {o.domain: o.version for o in converted.opset_import} == {"": 13, "custom.domain": 1}
     opaque = [n for n in converted.graph.node if n.domain == "custom.domain"]
     assert len(opaque) == 1 and opaque[0].op_type == "Opaque"

@@ -37,7 +37,7 @@ from maxlower.files import Outputs
 from maxlower.options import DEFAULT_TIMEOUT, OPTIONS, Number, check_number, check_range
 from maxlower.ui import echo
 from maxlower.verify.models import load_comparable
-from maxlower.verify.report import DIFFERENT, EQUIVALENT, VerifyReport
+from maxlower.verify.report import DIFFERENT, EQUIVALENT_EXCEPT_NAN, VerifyReport
 
 VERIFY_EXIT_CODES_HELP = """\b
 Exit codes:
@@ -52,9 +52,9 @@ Exit codes:
 
 
 def exit_code(report: VerifyReport) -> int:
-    if report.status == EQUIVALENT:
+    if report.ok:
         return EXIT_OK
-    return EXIT_DIFFERENT if report.status == DIFFERENT else EXIT_INVALID
+    return EXIT_DIFFERENT if report.status in (DIFFERENT, EQUIVALENT_EXCEPT_NAN) else EXIT_INVALID
 
 
 @dataclasses.dataclass
@@ -123,7 +123,7 @@ class Verification:
             return True
         echo(
             f"maxlower: {output_path} not written: verification "
-            f"{'found a difference' if report.status == DIFFERENT else 'was inconclusive'}"
+            f"{_failure(report)}"
             " (--force writes it anyway)",
             err=True,
         )
@@ -133,6 +133,14 @@ class Verification:
         """Exit 1 (difference) or 2 (inconclusive) if verification did not pass."""
         if self.report is not None and not self.report.ok:
             sys.exit(exit_code(self.report))
+
+
+def _failure(report: VerifyReport) -> str:
+    if report.status == DIFFERENT:
+        return "found a difference"
+    if report.status == EQUIVALENT_EXCEPT_NAN:
+        return "found a difference where ONNX leaves NaN unspecified (--strict)"
+    return "was inconclusive"
 
 
 def _parse_ranges(ctx, param, values) -> dict[str, tuple[float, float]]:

@@ -83,7 +83,7 @@ def _panel(x: float, width: float, height: float, kind: str, label: str) -> str:
     return (
         f'<rect class="panel {kind}" x="{x:.0f}" y="1" width="{width:.0f}" '
         f'height="{height - 2:.0f}" rx="6"/>'
-        f'<text class="panel-label {kind}" x="{x + 10:.0f}" y="20">{label}</text>'
+        f'<text class="panel-label {kind}" x="{x + 10:.0f}" y="20">{escape(label)}</text>'
     )
 
 

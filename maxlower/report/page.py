@@ -55,6 +55,17 @@ def render(facts: Facts, stages: list[Stage], verification=None, proof=None) -> 
     return "".join(parts)
 
 
+class Markup(str):
+    """HTML that this module built (a status badge): written into the page as it is.
+    Every other string a cell or line is given is text, and is escaped: a model's names
+    are the model's, and a name such as `<span><img onerror=...>` is still only text."""
+
+
+def html_text(text: str) -> str:
+    """`text` as HTML: a Markup as it is, anything else escaped."""
+    return text if isinstance(text, Markup) else escape(str(text))
+
+
 def _drawn_first(drawn: list[tuple[Stage, Site]], diverging: str | None) -> list:
     """At most MAX_DRAWINGS sites, in order, with the one holding `diverging` among them."""
     if len(drawn) <= MAX_DRAWINGS:
@@ -141,9 +152,9 @@ def _delta(n: int) -> str:
 def _verdict(verification) -> str:
     if verification is None:
         return '<span class="verdict none">not verified (run with --verify)</span>'
-    from maxlower.verify.report import DIFFERENT, EQUIVALENT
+    from maxlower.verify.report import INCONCLUSIVE
 
-    css = {EQUIVALENT: "ok", DIFFERENT: "bad"}.get(verification.status, "unknown")
+    css = "ok" if verification.ok else "unknown" if verification.status == INCONCLUSIVE else "bad"
     head = verification.summary().splitlines()[0]
     return f'<span class="verdict {css}">{escape(head)}</span>'
 
@@ -326,9 +337,9 @@ def _verification_section(verification, stages, drawn, diverging) -> str:
     for divergence in (v.divergence, v.unspecified_divergence):
         if divergence is not None:
             parts.append(
-                "<h3>First diverging node</h3><pre class='divergence'>"
-                + escape("\n".join(divergence.lines()))
-                + "</pre>"
+                "<h3>First diverging node</h3><p class='divergence'>"
+                + escape(divergence.line())
+                + "</p>"
             )
     if diverging is not None:
         parts.append(_divergence_drawing(stages, drawn, diverging))
@@ -340,15 +351,16 @@ def _verification_section(verification, stages, drawn, diverging) -> str:
     return "".join(parts)
 
 
-def _status_text(status: str) -> str:
+def _status_text(status: str) -> Markup:
     labels = {
         "equal": "✓ equal",
         "different": "✗ DIFFERENT",
         "skipped": "skipped",
         "unspecified": "~ unspecified by ONNX (NaN)",
+        "not compared": "no elements compared",
     }
     css = {"equal": "ok", "different": "bad"}.get(status, "unknown")
-    return f"<span class='status {css}'>{escape(labels.get(status, status))}</span>"
+    return Markup(f"<span class='status {css}'>{escape(labels.get(status, status))}</span>")
 
 
 def _divergence_drawing(stages, drawn, value: str) -> str:
@@ -434,10 +446,7 @@ def _versions_section(stages: list[Stage], drawn) -> str:
 def _table(caption: str, header: list[str], rows: Iterable[list[str]], css: str) -> str:
     head = "".join(f"<th scope='col'>{escape(h)}</th>" for h in header)
     body = "".join(
-        "<tr>"
-        + "".join(f"<td>{c if c.startswith('<span') else escape(c)}</td>" for c in row)
-        + "</tr>"
-        for row in rows
+        "<tr>" + "".join(f"<td>{html_text(c)}</td>" for c in row) + "</tr>" for row in rows
     )
     return (
         f"<div class='scroll'><table class='{css}'><caption>{escape(caption)}</caption>"
@@ -481,7 +490,7 @@ aside ul{margin:0;padding-left:18px}
 .sizes{color:#374151;font-size:13px}
 .scroll{overflow:auto;max-width:100%}
 .diverging-note{color:#7f1d1d;font-weight:600}
-pre.divergence{background:#fef2f2;border-left:4px solid #b91c1c;padding:8px;white-space:pre-wrap}
+p.divergence{background:#fef2f2;border-left:4px solid #b91c1c;padding:8px;overflow-wrap:anywhere}
 details{margin-top:8px}
 summary{cursor:pointer;font-weight:600;color:#1e3a8a}
 #filter{font:inherit;padding:3px 6px;width:22em;border:1px solid #475569;border-radius:4px}

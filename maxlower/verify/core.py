@@ -9,7 +9,11 @@ When a trial differs, both models run again with their local functions inlined a
 main-graph value exposed as an output. Values present in both under the same name are
 compared in the reference's node order; a *root* is a differing value whose inputs all
 match (values only one model has inherit their inputs' state). The first root is the
-first diverging node. If every root is a ReduceMax, ArgMax, ReduceMin or ArgMin whose data
+first diverging node. A root that an If computes is looked for inside: when both models'
+If took the same branch, that branch runs on its own (the values it reads from outside,
+equal on both sides, fed as inputs) and its roots replace the If's, placed as
+"main graph > If 'cond' > then_branch" (Ifs nested up to _MAX_DEPTH; Loop and Scan bodies
+are not looked into). If every root is a ReduceMax, ArgMax, ReduceMin or ArgMin whose data
 input holds a NaN (and, for the reductions, only elements with NaN on one side differ), the
 trial differs only in
 what ONNX leaves unspecified: reported as such, and a failure only under `strict`.
@@ -17,6 +21,7 @@ what ONNX leaves unspecified: reported as such, and a failure only under `strict
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import pathlib
 from collections.abc import Collection, Mapping
@@ -36,7 +41,9 @@ from maxlower.verify.models import check_verifiable
 from maxlower.verify.report import (
     DIFFERENT,
     EQUIVALENT,
+    EQUIVALENT_EXCEPT_NAN,
     INCONCLUSIVE,
+    NOT_COMPARED,
     Divergence,
     Mismatch,
     OutputResult,
@@ -45,6 +52,7 @@ from maxlower.verify.report import (
 )
 from maxlower.verify.runner import ExposedRunner, ModelRunner
 from passes.extremum import FAMILIES
+from passes.graph_utils import node_label, subgraph_place
 
 ModelInput = onnx.ModelProto | ir.Model | str | os.PathLike[str]
 # Ops whose result on a NaN ONNX leaves open: both families' reductions and arg ops.
@@ -140,6 +148,7 @@ class _Session:
         self.protos = reference_proto, candidate_proto
         self.rtol, self.atol, self.timeout = rtol, atol, timeout
         self._exposed = None
+        self._branches: dict[tuple, list | None] = {}  # If branches run on their own
         self.skipped: list[tuple[Trial, str]] = []
         self.timed_out: list[tuple[Trial, str]] = []
 
@@ -172,7 +181,10 @@ class _Session:
         ]
         for output, comparison in zip(self.report.outputs, comparisons):
             output.elements += comparison.elements
+            output.runs += 1
         if all(c.equal for c in comparisons):
+            if not any(c.elements for c in comparisons):
+                record.status = NOT_COMPARED  # dtypes and shapes matched; no element to compare
             return
         divergence = self._localise(trial, expected.runner, actual.runner)
         unspecified = (
@@ -223,16 +235,29 @@ class _Session:
         if self._exposed is None:
             self._exposed = [ExposedRunner(p, self.timeout) for p in self.protos]
         reference, candidate = self._exposed
-        ref_nodes, cand_nodes = reference.nodes, candidate.nodes
         ref_values = reference.values(ref_runner, trial.feeds)
         cand_values = candidate.values(cand_runner, trial.feeds)
         if ref_values is None or cand_values is None:
             return None
         # Constant axes live in initializers, which no node outputs: add the small ones.
-        ref_values = {**_small_initializers(self.protos[0]), **ref_values}
+        ref_values = {**_small_initializers(self.protos[0].graph), **ref_values}
+        scope = _Scope(
+            "main graph",
+            (reference.model, candidate.model),
+            (reference.nodes, candidate.nodes),
+            (ref_values, cand_values),
+        )
+        return self._roots(trial, scope, (ref_runner, cand_runner), 0) or None
+
+    def _roots(self, trial: Trial, scope: _Scope, runners, depth: int) -> list[Divergence]:
+        """The roots in one graph: its differing values whose inputs all match. A root that
+        an If computes is looked for inside the branch both sides took (`_inside`)."""
+        ref_nodes, cand_nodes = scope.nodes
+        ref_values, cand_values = scope.values
         producers = {name: node for node in cand_nodes for name in node.output if name}
         tainted: set[str] = set()
-        roots = []
+        roots: list[Divergence] = []
+        opened: set[int] = set()  # the If nodes whose branch was searched
         for node in ref_nodes:
             upstream = any(name in tainted for name in _inputs_of(node))
             for name in filter(None, node.output):
@@ -241,23 +266,78 @@ class _Session:
                     if comparison.equal:
                         continue
                     tainted.add(name)
-                    if not upstream:
-                        roots.append(
-                            _divergence(
-                                trial,
-                                node,
-                                producers.get(name),
-                                name,
-                                comparison,
-                                ref_values,
-                                cand_values,
-                                self.rtol,
-                                self.atol,
-                            )
+                    if upstream or id(node) in opened:
+                        continue
+                    inner = self._inside(trial, scope, node, producers.get(name), runners, depth)
+                    if inner:
+                        opened.add(id(node))
+                        roots += inner
+                        continue
+                    roots.append(
+                        _divergence(
+                            trial,
+                            node,
+                            producers.get(name),
+                            name,
+                            comparison,
+                            ref_values,
+                            cand_values,
+                            self.rtol,
+                            self.atol,
+                            scope.where,
                         )
+                    )
                 elif upstream:
                     tainted.add(name)
-        return roots or None
+        return roots
+
+    def _inside(
+        self, trial: Trial, scope: _Scope, node, candidate, runners, depth: int
+    ) -> list[Divergence] | None:
+        """The roots inside the branch an If took, when both models' If took the same one
+        and its values can be run on their own (the values it reads from outside, which
+        match on both sides, become inputs): an If's own text is its whole subgraph, and
+        only the node inside says what differs (a NaN reaching a ReduceMax, say). None
+        when it cannot be looked into (Loop and Scan bodies are not)."""
+        if depth >= _MAX_DEPTH or candidate is None or not (_is_if(node) and _is_if(candidate)):
+            return None
+        conditions = [values.get(n.input[0]) for n, values in zip((node, candidate), scope.values)]
+        if any(c is None or np.asarray(c).size != 1 for c in conditions):
+            return None
+        taken = {bool(np.asarray(c).reshape(-1)[0]) for c in conditions}
+        if len(taken) != 1:
+            return None
+        branch = "then_branch" if taken.pop() else "else_branch"
+        key = (id(node), id(candidate), branch)
+        if key not in self._branches:
+            built = [
+                _branch_model(n, branch, values, model)
+                for n, values, model in zip((node, candidate), scope.values, scope.models)
+            ]
+            try:
+                self._branches[key] = (
+                    None
+                    if None in built
+                    else [(ExposedRunner(m, self.timeout), free) for m, free in built]
+                )
+            except Exception:  # (a branch onnx_ir cannot read on its own: not looked into)
+                self._branches[key] = None
+        sides = self._branches[key]
+        if sides is None:
+            return None
+        values = []
+        for (runner, free), outer, name, n in zip(sides, scope.values, runners, (node, candidate)):
+            found = runner.values(name, {k: outer[k] for k in free})
+            if found is None or not _reproduces(found, outer, n, branch):
+                return None
+            values.append(found)
+        inner = _Scope(
+            subgraph_place(scope.where, node, branch),
+            (sides[0][0].model, sides[1][0].model),
+            (sides[0][0].nodes, sides[1][0].nodes),
+            ({**_small_initializers(sides[0][0].model.graph), **values[0]}, values[1]),
+        )
+        return self._roots(trial, inner, runners, depth + 1) or None
 
     def finish(self) -> None:
         report = self.report
@@ -266,6 +346,8 @@ class _Session:
                 output.status = "different"
             elif output.first_unspecified is not None:
                 output.status = "unspecified"
+            elif output.elements == 0:
+                output.status = NOT_COMPARED  # never "identical" when nothing was compared
         ran = [t for t in report.trials if t.status != "skipped"]
         for side, runner in zip(("reference", "candidate"), self.runners):
             if runner.run_error:
@@ -295,7 +377,7 @@ class _Session:
                 + (", or a longer --timeout" if self.timed_out else "")
             )
         elif any(o.status == "unspecified" for o in report.outputs):
-            report.status = DIFFERENT if report.strict else EQUIVALENT
+            report.status = EQUIVALENT_EXCEPT_NAN  # (ok unless strict: VerifyReport.ok)
             report.notes.append(
                 "some outputs differ only where NaN reaches ReduceMax/ArgMax/ReduceMin/ArgMin, "
                 "whose result ONNX leaves unspecified (onnxruntime's depends on the NaN's "
@@ -318,6 +400,7 @@ def _divergence(
     cand_values: dict,
     rtol: float,
     atol: float,
+    where: str = "main graph",
 ) -> Divergence:
     unspecified = False
     if comparison.kind == "values":
@@ -329,9 +412,9 @@ def _divergence(
         trial=trial.index,
         trial_label=trial.label,
         value=name,
-        reference_node=_node_text(node),
+        reference_node=node_label(node),
         reference_op=node.op_type,
-        candidate_node=_node_text(candidate) if candidate is not None else None,
+        candidate_node=node_label(candidate) if candidate is not None else None,
         candidate_op=candidate.op_type if candidate is not None else None,
         mismatches=comparison.mismatches,
         elements=comparison.elements,
@@ -340,16 +423,103 @@ def _divergence(
         actual=comparison.actual,
         kind=comparison.kind,
         unspecified=unspecified,
+        where=where,
     )
 
 
-def _small_initializers(model: onnx.ModelProto, limit: int = 64) -> dict[str, np.ndarray]:
+def _small_initializers(graph: onnx.GraphProto, limit: int = 64) -> dict[str, np.ndarray]:
     """Initializers of at most `limit` elements (axes and the like), never the weights."""
     return {
         t.name: onnx.numpy_helper.to_array(t)
-        for t in model.graph.initializer
+        for t in graph.initializer
         if int(np.prod(t.dims)) <= limit and t.data_location != onnx.TensorProto.EXTERNAL
     }
+
+
+_MAX_DEPTH = 4  # Ifs inside If branches looked into
+
+
+@dataclasses.dataclass
+class _Scope:
+    """One graph being searched for roots: its place, and per side (reference, candidate)
+    the model that exposes its values, its nodes and the values of one run."""
+
+    where: str
+    models: tuple[onnx.ModelProto, onnx.ModelProto]
+    nodes: tuple[list[onnx.NodeProto], list[onnx.NodeProto]]
+    values: tuple[dict, dict]
+
+
+def _is_if(node: onnx.NodeProto) -> bool:
+    return node.op_type == "If" and node.domain in ("", "ai.onnx")
+
+
+def _subgraph(node: onnx.NodeProto, name: str) -> onnx.GraphProto:
+    return next(a.g for a in node.attribute if a.name == name)
+
+
+def _branch_model(
+    node: onnx.NodeProto, branch: str, values: dict, model: onnx.ModelProto
+) -> tuple[onnx.ModelProto, list[str]] | None:
+    """The branch `branch` of the If `node` as a model of its own: the names it reads from
+    outside become inputs (typed by their values in this run) or, for initializers of the
+    model's graph, initializers; with the names fed. None if some name it reads is neither."""
+    graph = _subgraph(node, branch)
+    defined: set[str] = set()
+    read: set[str] = set()
+
+    def walk(g: onnx.GraphProto) -> None:
+        defined.update(v.name for v in g.input)
+        defined.update(t.name for t in g.initializer)
+        for inner in g.node:
+            defined.update(o for o in inner.output if o)
+            read.update(i for i in inner.input if i)
+            for attribute in inner.attribute:
+                for sub in [attribute.g] if attribute.HasField("g") else list(attribute.graphs):
+                    walk(sub)
+
+    walk(graph)
+    initializers = {t.name: t for t in model.graph.initializer}
+    free, inputs, tensors = [], [], []
+    for name in sorted(read - defined):
+        value = values.get(name)
+        if isinstance(value, np.ndarray) and value.dtype != object:
+            try:
+                elem = onnx.helper.np_dtype_to_tensor_dtype(value.dtype)
+            except (KeyError, TypeError, ValueError):
+                return None
+            # rank only: with known dims onnxruntime may pick another kernel (_reproduces)
+            inputs.append(onnx.helper.make_tensor_value_info(name, elem, [None] * value.ndim))
+            free.append(name)
+        elif name in initializers:
+            tensors.append(initializers[name])
+        else:
+            return None
+    own = onnx.GraphProto()
+    own.CopyFrom(graph)
+    own.name = graph.name or branch
+    del own.input[:]
+    own.input.extend(inputs)
+    own.initializer.extend(tensors)
+    proto = onnx.ModelProto()
+    proto.ir_version = model.ir_version
+    proto.opset_import.extend(model.opset_import)
+    proto.functions.extend(model.functions)
+    proto.graph.CopyFrom(own)
+    return proto, free
+
+
+def _reproduces(inner: dict, outer: dict, node: onnx.NodeProto, branch: str) -> bool:
+    """Whether the branch run on its own gave the outputs the If gave in the whole model
+    (onnxruntime's kernels may take another path on another graph: then what differs
+    inside is not looked for there)."""
+    outputs = [o.name for o in _subgraph(node, branch).output]
+    for mine, theirs in zip(outputs, node.output):
+        if not theirs or theirs not in outer:
+            continue
+        if mine not in inner or not compare(outer[theirs], inner[mine]).equal:
+            return False
+    return True
 
 
 def _nan_reached(node: onnx.NodeProto, values: dict) -> np.ndarray | None:
@@ -376,11 +546,6 @@ def _nan_reached(node: onnx.NodeProto, values: dict) -> np.ndarray | None:
         axes = list(attributes.get("axes", []))
     axes = tuple(a % data.ndim for a in axes) if axes else tuple(range(data.ndim))
     return np.isnan(data.astype(np.float64)).any(axis=axes, keepdims=keepdims)
-
-
-def _node_text(node: onnx.NodeProto) -> str:
-    """One line of onnx text: `[name] outputs = Op <attributes> (inputs)`."""
-    return " ".join(onnx.printer.to_text(node).split())
 
 
 def _inputs_of(node: onnx.NodeProto) -> set[str]:

@@ -10,6 +10,18 @@ import os
 from collections import Counter
 
 EQUIVALENT, DIFFERENT, INCONCLUSIVE = "equivalent", "different", "inconclusive"
+# Outputs differ, but only where NaN reaches ReduceMax/ArgMax/ReduceMin/ArgMin, whose result
+# ONNX leaves unspecified: a pass by default, a failure under `strict`.
+EQUIVALENT_EXCEPT_NAN = "equivalent_except_unspecified_nan"
+NOT_COMPARED = "not compared"  # an output's status when none of its elements was compared
+NAME_CHARS = 80  # a name in a one-line message is cut past this (the JSON has it whole)
+MESSAGE_CHARS = 300  # an error message in a one-line message
+
+
+def short(text: str, limit: int = NAME_CHARS) -> str:
+    """`text` on one line, cut to `limit` characters (a hostile or huge name stays a line)."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclasses.dataclass
@@ -33,15 +45,18 @@ class Mismatch:
                 f"{_number(self.expected)}, candidate {_number(self.actual)}"
             )
         if self.kind == "error":
-            return f"the candidate failed to run at {where}: {self.message}"
+            return f"the candidate failed to run at {where}: {short(self.message, MESSAGE_CHARS)}"
         return f"{self.kind} differs at {where}: reference {self.expected}, candidate {self.actual}"
 
 
 @dataclasses.dataclass
 class OutputResult:
     name: str
-    status: str = "equal"  # "equal", "different", or "unspecified" (NaN at ReduceMax/ArgMin...)
+    # "equal", "different", "unspecified" (NaN at ReduceMax/ArgMin...), or "not compared"
+    # (no element of it was compared: no trial ran, or it was empty in every run)
+    status: str = "equal"
     elements: int = 0  # elements compared, over all trials
+    runs: int = 0  # runs in which it was compared (its dtype and shape, then its elements)
     mismatches: int = 0  # mismatching elements, over the trials with a real difference
     max_difference: float | int | None = None
     runs_differing: int = 0
@@ -50,16 +65,24 @@ class OutputResult:
     first_unspecified: Mismatch | None = None
 
     def text(self) -> str:
+        name = short(repr(self.name))
         if self.status == "equal":
-            return f"output {self.name!r}: identical ({self.elements} elements compared)"
+            return f"output {name}: identical ({self.elements} elements compared)"
+        if self.status == NOT_COMPARED:
+            if not self.runs:
+                return f"output {name}: no elements compared (no run compared it)"
+            return (
+                f"output {name}: no elements compared (empty in each of {self.runs} run(s); "
+                "its dtype and shape matched)"
+            )
         if self.status == "unspecified":
             return (
-                f"output {self.name!r}: differs only where NaN reaches "
+                f"output {name}: differs only where NaN reaches "
                 "ReduceMax/ArgMax/ReduceMin/ArgMin (unspecified by ONNX) in "
                 f"{self.unspecified_runs} run(s); "
                 f"{self.first_unspecified.text()}"
             )
-        head = f"output {self.name!r}: "
+        head = f"output {name}: "
         if self.first.kind == "values":
             head += (
                 f"{self.mismatches} of {self.elements} elements differ over "
@@ -79,9 +102,9 @@ class Divergence:
     trial: int
     trial_label: str
     value: str
-    reference_node: str  # the node in onnx text form
+    reference_node: str  # the node's name (node_label: "<unnamed Op>" for a nameless one)
     reference_op: str
-    candidate_node: str | None
+    candidate_node: str | None  # None: no candidate node outputs it (made inside another)
     candidate_op: str | None
     mismatches: int
     elements: int
@@ -90,31 +113,45 @@ class Divergence:
     actual: object
     kind: str
     unspecified: bool  # the node is ReduceMax/ArgMax and NaN reaches it
+    # the graph the node is in: "main graph", or the branch of an If both models took
+    # ("main graph > If 'cond' > then_branch"), run on its own to find the node inside
+    where: str = "main graph"
 
-    def lines(self) -> list[str]:
-        lines = [f"first diverging value {self.value!r} at {self.trial_label}:"]
-        lines.append(f"  reference: {self.reference_node}")
-        lines.append(f"  candidate: {self.candidate_node or '(computed inside another node)'}")
+    def line(self) -> str:
+        """One bounded line: the value, the node making it on each side, where, the index
+        and the two values (never a node's text: an If's is its whole subgraph)."""
+        made = f"output of {self.reference_op} node {short(repr(self.reference_node))}"
+        if self.candidate_node is None:
+            made += "; in the candidate, computed inside another node"
+        elif (self.candidate_op, self.candidate_node) != (self.reference_op, self.reference_node):
+            made += f"; candidate: {self.candidate_op} node {short(repr(self.candidate_node))}"
+        if self.where != "main graph":
+            made += f"; in {short(self.where, 2 * NAME_CHARS)}"
+        head = f"first diverging value {short(repr(self.value))} ({made}) at {self.trial_label}"
         if self.kind == "values":
-            lines.append(
-                f"  {self.mismatches} of {self.elements} elements differ; first at index "
-                f"{tuple(self.index)}: reference {_number(self.expected)}, candidate "
-                f"{_number(self.actual)}"
+            line = (
+                f"{head}, index {tuple(self.index)}: reference {_number(self.expected)}, "
+                f"candidate {_number(self.actual)} ({self.mismatches} of {self.elements} "
+                "elements differ)"
             )
         else:
-            lines.append(
-                f"  {self.kind} differs: reference {self.expected}, candidate {self.actual}"
+            line = (
+                f"{head}: {self.kind} differs: reference {short(str(self.expected))}, "
+                f"candidate {short(str(self.actual))}"
             )
         if self.unspecified:
-            lines.append("  NaN reaches this node, and ONNX does not specify its result then")
-        return lines
+            line += "; NaN reaches this node, and ONNX does not specify its result then"
+        return line
+
+    def lines(self) -> list[str]:
+        return [self.line()]
 
 
 @dataclasses.dataclass
 class TrialResult:
     index: int
     label: str
-    status: str  # "equal", "different", "unspecified" or "skipped"
+    status: str  # "equal", "different", "unspecified", "not compared" or "skipped"
     reference_runner: str | None = None
     candidate_runner: str | None = None
     note: str | None = None
@@ -138,7 +175,41 @@ class VerifyReport:
 
     @property
     def ok(self) -> bool:
-        return self.status == EQUIVALENT
+        return self.status == EQUIVALENT or (
+            self.status == EQUIVALENT_EXCEPT_NAN and not self.strict
+        )
+
+    @property
+    def reference_only(self) -> bool:
+        """Every run of both models was in onnx.reference: onnxruntime ran nothing."""
+        runners = {*self.runners("reference"), *self.runners("candidate")}
+        return self.runs > 0 and runners == {"onnx.reference"}
+
+    def headline(self) -> str:
+        """The verdict in one line, saying what was seen (stdout, --json, the page)."""
+        if self.status == EQUIVALENT:
+            compared = sum(o.elements for o in self.outputs)
+            head = (
+                "EQUIVALENT: no difference"
+                if compared
+                else "EQUIVALENT: no difference in dtypes and shapes; no elements compared"
+            )
+        elif self.status == EQUIVALENT_EXCEPT_NAN:
+            head = (
+                "NOT EQUIVALENT under --strict: the outputs differ where ONNX leaves NaN "
+                "unspecified"
+                if self.strict
+                else "EQUIVALENT EXCEPT WHERE ONNX LEAVES NaN UNSPECIFIED: the outputs differ "
+                "only where NaN reaches ReduceMax/ArgMax/ReduceMin/ArgMin"
+            )
+        elif self.status == DIFFERENT:
+            head = "DIFFERENT: a difference was found"
+        else:
+            head = "NOT VERIFIED (INCONCLUSIVE): every trial was skipped"
+        if self.reference_only:
+            verb = "found" if self.status == DIFFERENT else "verified"
+            head += f"; {verb} in onnx.reference only (onnxruntime ran no trial)"
+        return head
 
     @property
     def runs(self) -> int:
@@ -157,11 +228,7 @@ class VerifyReport:
             if not (self.rtol or self.atol)
             else f"rtol={self.rtol:g}, atol={self.atol:g}"
         )
-        head = {
-            EQUIVALENT: "EQUIVALENT: no difference",
-            DIFFERENT: "DIFFERENT: a difference was found",
-            INCONCLUSIVE: "NOT VERIFIED (INCONCLUSIVE): every trial was skipped",
-        }[self.status]
+        head = self.headline()
         strict = "; strict" if self.strict else ""
         lines = [
             f"{head} ({exactness}; seed {self.seed}, {data_trials} trials, "
@@ -187,6 +254,12 @@ class VerifyReport:
     def to_dict(self) -> dict:
         data = _json_safe(dataclasses.asdict(self))
         data["ok"] = self.ok
+        data["headline"] = self.headline()
+        data["reference_only"] = self.reference_only
+        if self.divergence is not None:
+            data["divergence"]["line"] = self.divergence.line()
+        if self.unspecified_divergence is not None:
+            data["unspecified_divergence"]["line"] = self.unspecified_divergence.line()
         data["runners"] = {side: dict(self.runners(side)) for side in ("reference", "candidate")}
         return data
 

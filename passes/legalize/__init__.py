@@ -37,7 +37,7 @@ from passes.function_attrs import (
     unresolved_reference,
 )
 from passes.function_types import InferFunctionTypesPass
-from passes.graph_utils import containers, node_label
+from passes.graph_utils import containers, node_label, subgraph_places
 from passes.legalize import cost
 from passes.legalize.apply import apply_decomposition
 from passes.legalize.rejection import Rejection, is_final, rule_of
@@ -146,7 +146,7 @@ class LegalizePass(ir.passes.InPlacePass):
             planner = _Planner(
                 self.profile, opset, isinstance(container, ir.Function), model.ir_version
             )
-            places = _subgraph_places(where, container)  # "main graph > then_branch of ..."
+            places = subgraph_places(where, container)  # "main graph > If 'pick' > then_branch"
             for node in list(ir.traversal.RecursiveGraphIterator(container)):
                 if node.domain not in ("", "ai.onnx") or node.graph is None:
                     continue
@@ -384,20 +384,6 @@ def _unresolved_family_reference(node: ir.Node) -> ConversionError | None:
     if node.domain not in ("", "ai.onnx") or node.op_type not in FAMILY:
         return None
     return unresolved_reference(node)
-
-
-def _subgraph_places(where: str, container) -> dict[int, str]:
-    """{id(body): "main graph > then_branch of node 'pick'"}, to say where a node is."""
-    places: dict[int, str] = {}
-    for node in ir.traversal.RecursiveGraphIterator(container):
-        outer = places.get(id(node.graph), where)
-        for attr in node.attributes.values():
-            if attr.type == ir.AttributeType.GRAPH:
-                places[id(attr.value)] = f"{outer} > {attr.name} of node '{node_label(node)}'"
-            elif attr.type == ir.AttributeType.GRAPHS:
-                for i, graph in enumerate(attr.value):
-                    places[id(graph)] = f"{outer} > {attr.name}[{i}] of node '{node_label(node)}'"
-    return places
 
 
 def _real_names(text: str, node: ir.Node) -> str:

@@ -26,7 +26,12 @@ import onnx_ir as ir
 
 from passes.builder import FAMILY, Builder, schema_version
 from passes.function_attrs import unchanged_for_every_call, unresolved_reference
-from passes.graph_utils import containers, drop_trailing_omitted_inputs, node_label
+from passes.graph_utils import (
+    containers,
+    drop_trailing_omitted_inputs,
+    node_label,
+    subgraph_place,
+)
 from passes.names import Namer
 from passes.version.registry import ADAPTERS, version_path
 
@@ -144,7 +149,7 @@ def _family_nodes_and_places(
     """In one walk of the container and its subgraphs (on 20,000 nodes each walk costs a
     tenth of a second): the family nodes whose schema version differs at the target, with
     that version, in graph order so that rewrites are reported in that order (the others
-    have no step to take), and {id(subgraph): "main graph > then_branch of node 'pick'"}
+    have no step to take), and {id(subgraph): "main graph > If 'pick' > then_branch"}
     for every body inside."""
     worklist: collections.deque = collections.deque()
     places: dict[int, str] = {}
@@ -157,15 +162,11 @@ def _family_nodes_and_places(
                     worklist.append((node, version))
             for attr in node.attributes.values():
                 if attr.type == ir.AttributeType.GRAPH:
-                    inner = places[id(attr.value)] = (
-                        f"{place} > {attr.name} of node '{node_label(node)}'"
-                    )
+                    inner = places[id(attr.value)] = subgraph_place(place, node, attr.name)
                     walk(attr.value, inner)
                 elif attr.type == ir.AttributeType.GRAPHS:
                     for i, graph_i in enumerate(attr.value):
-                        inner = places[id(graph_i)] = (
-                            f"{place} > {attr.name}[{i}] of node '{node_label(node)}'"
-                        )
+                        inner = places[id(graph_i)] = subgraph_place(place, node, attr.name, i)
                         walk(graph_i, inner)
 
     walk(container, where)

@@ -38,7 +38,7 @@ import onnx_ir as ir
 
 from passes.builder import FAMILY, Builder, schema_version
 from passes.errors import ConversionError
-from passes.graph_utils import containers, infer_shapes, node_label
+from passes.graph_utils import containers, infer_shapes, node_label, subgraph_places
 from passes.names import Namer
 from passes.one_node import OneNodeModel
 from passes.version.axes_family import AXES_ADAPTERS
@@ -133,11 +133,13 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
             # two nodes make an equal constant once (names are fresh through the namer)
             self._constants = {}
             in_function = isinstance(container, ir.Function)
+            places = subgraph_places(where, container)  # (taken before nodes are replaced)
             for node in _constants_last(ir.traversal.RecursiveGraphIterator(container)):
                 if node.graph is None:  # a Constant an adapter folded into an attribute
                     continue
                 if node.domain == "" and node.op_type not in FAMILY:
                     label, op_type = node_label(node), node.op_type
+                    place = places.get(id(node.graph), where)
                     how, changed = self._convert(
                         node, source, model.ir_version, in_function, family_opset
                     )
@@ -147,7 +149,7 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
                             schema_version(op_type, source),
                             schema_version(op_type, self.target_opset),
                         )
-                        conversions.append(OtherOpConversion(where, label, op_type, *versions, how))
+                        conversions.append(OtherOpConversion(place, label, op_type, *versions, how))
         return OtherOpsResult(model, modified, conversions)
 
     def _convert(
