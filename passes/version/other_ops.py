@@ -10,8 +10,10 @@
 For each node outside the Max and Min families whose schema version differs between the source and
 the target, in the main graph, in subgraphs and in model-local functions, in this order:
 
-1. Drop attributes the target does not know when they hold their default
-   (`relabel.drop_default_attributes`), and apply the own adapters of `other_adapters`.
+1. Say at the target what the node says at the source: attributes whose default, or meaning
+   when absent, changed are written out, those the target lacks dropped where it behaves
+   as they say (`changed_defaults.attributes_for_target`; Split-1 without axis, which no
+   schema defines, is refused); then apply the own adapters of `other_adapters`.
 2. Relabel: the target schema accepts the node and its types, and its meaning did not
    change in between (`relabel.schema_problem`, `relabel.meaning_change`).
 3. Delegate: the node alone, in a one-node model, goes through `onnx.version_converter`,
@@ -42,6 +44,7 @@ from passes.graph_utils import containers, infer_shapes, node_label
 from passes.names import Namer
 from passes.one_node import OneNodeModel
 from passes.version.axes_family import AXES_ADAPTERS
+from passes.version.changed_defaults import UnsaidDefault, attributes_for_target
 from passes.version.compare_adapters import COMPARE_ADAPTERS
 from passes.version.convert import ConvertFamilyPass
 from passes.version.expand import body_opsets, expand_function_body
@@ -50,10 +53,8 @@ from passes.version.one_node import delegate_to_version_converter
 from passes.version.other_adapters import OTHER_ADAPTERS
 from passes.version.relabel import (
     control_flow_problem,
-    drop_default_attributes,
     drop_unused_outputs,
     meaning_change,
-    pin_changed_defaults,
     schema_problem,
 )
 
@@ -172,9 +173,12 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
             )
 
         if new is not None:
-            new_schema = onnx.defs.get_schema(node.op_type, new, "")
-            modified |= drop_default_attributes(node, old_schema, new_schema)
-            modified |= pin_changed_defaults(node, old_schema, new_schema)
+            try:
+                changed, unsaid = attributes_for_target(node, old, new)
+            except UnsaidDefault as error:
+                remedy = f"setting {error.name!r} on the node, or keeping opset {source}"
+                raise ConversionError(node_label(node), node.op_type, str(error), remedy) from None
+            modified |= changed
             builder = Builder(
                 target,
                 node,
@@ -195,7 +199,10 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
             ) or _relabel_problem(node, old, target, ir_version)
             if reason is None:
                 return ("; ".join(adapted) if adapted else RELABELLED), modified or bool(adapted)
-            reasons.append(reason)
+            # an attribute the target lacks, whose value is not the target's behaviour, is
+            # what the schema check trips on: say so rather than "unrecognized attribute"
+            kept = [why for name, why in unsaid.items() if name in node.attributes]
+            reasons.append("; ".join(kept) or reason)
             delegated = delegate_to_version_converter(
                 node, source, target, in_function, convert_small, self._namer
             )
