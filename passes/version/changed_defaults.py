@@ -141,13 +141,28 @@ def attributes_for_target(node: ir.Node, old: int, new: int) -> tuple[bool, dict
                     del node.attributes[name]
                     modified = True
             continue
+        if (
+            name in old_schema.attributes
+            and name in new_schema.attributes
+            and old_schema.attributes[name].type != new_schema.attributes[name].type
+        ):
+            continue  # another kind of value (Cast's `to`): its own adapter respells it
         said = _value(attr) if attr is not None else absent_value(op, name, old)
         target = absent_value(op, name, new)
         if said is NOT_APPLICABLE:
             continue
         if target is NOT_APPLICABLE:
-            # removed by `new` (an operand that became an input, legacy attributes): its
+            # removed by `new` (an operand that became an input, legacy attributes): at
+            # the source's default it goes, as the version after it means that by default
+            # (Dropout-7's ratio=0.5 is Dropout-12's absent ratio input); otherwise its
             # adapter reads it, so an absent value onnx.defs does not give is written out
+            default = (
+                _default(old_schema.attributes[name]) if name in old_schema.attributes else UNSAID
+            )
+            if attr is not None and default is not UNSAID and _same(_value(attr), default):
+                del node.attributes[name]
+                modified = True
+                continue
             if (
                 attr is None
                 and name in old_schema.attributes

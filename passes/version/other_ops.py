@@ -42,7 +42,7 @@ from passes.builder import FAMILY, Builder, schema_version
 from passes.errors import ConversionError
 from passes.graph_utils import containers, infer_shapes, node_label
 from passes.names import Namer
-from passes.one_node import OneNodeModel
+from passes.one_node import OneNodeModel, small_constant
 from passes.version.axes_family import AXES_ADAPTERS
 from passes.version.changed_defaults import UnsaidDefault, attributes_for_target
 from passes.version.compare_adapters import COMPARE_ADAPTERS
@@ -230,11 +230,12 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
         return self.own is None or id(node) in self.own
 
     def _refusal(self, node: ir.Node, old: int, source: int, reason: str) -> ConversionError:
-        if self.explain_refusals:
-            remedy = refusal_remedy(node, source, self.target_opset, self.expand_functions)
-        else:
-            remedy = "another target opset"
-        return ConversionError(node_label(node), node.op_type, reason, remedy)
+        if not self.explain_refusals:
+            return ConversionError(node_label(node), node.op_type, reason, "another target opset")
+        remedy = _refusal_remedy(node, source, self.target_opset, self.expand_functions)
+        error = ConversionError(node_label(node), node.op_type, reason, remedy.text())
+        error.refusal_remedy = remedy  # (with_model_opsets widens it to the whole model)
+        return error
 
 
 def _constants_last(nodes) -> list[ir.Node]:
@@ -301,24 +302,182 @@ def refusal_remedy(node: ir.Node, source: int, target: int, expand_functions: bo
     """What would let `node` (at opset `source`, refused at `target`) be converted, by the
     steps the pass itself takes. Never a range of opsets that holds `target`: where the node
     alone converts to `target`, what blocks it is its place in the model."""
+    return _refusal_remedy(node, source, target, expand_functions).text()
+
+
+@dataclasses.dataclass
+class RefusalRemedy:
+    """A refused node's remedy: `others` (a flag, known types), then the opsets `low..high`
+    around `source` that the node alone converts to; `model` narrows that range to where
+    every node of the model converts (`with_model_opsets`)."""
+
+    others: list[str]
+    low: int
+    high: int
+    source: int
+    target: int
+    expand_functions: bool
+    model: ModelOpsets | None = None
+
+    def names_a_range(self) -> bool:
+        """Whether the remedy is a range of other opsets (not the node's place, not none)."""
+        return self.low < self.high and not self.low <= self.target <= self.high
+
+    def text(self) -> str:
+        remedies = list(self.others)
+        low, high = self.low, self.high
+        if self.low <= self.target <= self.high:
+            remedies.append(
+                "changing what the reason names (alone in a model, with the types the model "
+                "gives it, this node converts to the target)"
+            )
+        elif self.model is not None and self.model.low < self.model.high:
+            remedies.append(f"a target opset in {self.model.low}..{self.model.high}")
+        elif self.model is not None:
+            blockers = "; ".join(b.text() for b in self.model.blockers)
+            remedies.append(
+                f"keeping opset {self.source} (no other opset converts every node of the "
+                f"model: this node converts to {low}..{high}; {blockers})"
+            )
+        elif low < high:
+            remedies.append(f"a target opset in {low}..{high}")
+        else:
+            remedies.append(
+                f"keeping opset {self.source} (on its own it converts to no other opset)"
+            )
+        return ", or ".join(remedies)
+
+
+def _refusal_remedy(
+    node: ir.Node, source: int, target: int, expand_functions: bool
+) -> RefusalRemedy:
     probe = _Probe(node, source)
-    remedies = []
+    others = []
     can_expand = body_opsets(node.op_type, schema_version(node.op_type, source))
     if not expand_functions and can_expand and probe.converts(target, expand_functions=True):
-        remedies.append("--expand-functions (expand_functions=True)")
+        others.append("--expand-functions (expand_functions=True)")
     if probe.proto is None:
-        remedies.append("known input types (value_info)")
+        others.append("known input types (value_info)")
     low, high = probe.reachable(expand_functions)
-    if low <= target <= high:
-        remedies.append(
-            "changing what the reason names (alone in a model, with the types the model "
-            "gives it, this node converts to the target)"
+    return RefusalRemedy(others, low, high, source, target, expand_functions)
+
+
+@dataclasses.dataclass(frozen=True)
+class NodeOpsets:
+    """The opsets one node alone converts to, around its container's opset."""
+
+    where: str
+    node: str
+    op_type: str
+    low: int
+    high: int
+
+    def text(self) -> str:
+        where = "" if self.where == "main graph" else f" in {self.where}"
+        return f"node {self.node!r} ({self.op_type}){where} converts to {self.low}..{self.high}"
+
+
+@dataclasses.dataclass
+class ModelOpsets:
+    """The opsets `low..high` in which every default-domain node of a model converts on its
+    own (none where low >= high and the model's own opset is the only one), and the nodes
+    that bound them (`blockers`, each with the range it converts to)."""
+
+    low: int
+    high: int
+    blockers: list[NodeOpsets]
+
+
+def model_opsets(
+    model: ir.Model, *, expand_functions: bool = False, within: tuple[int, int] | None = None
+) -> ModelOpsets:
+    """Where every default-domain node of `model` (main graph, subgraphs, functions), each
+    alone as `reachable_opsets` converts it, converts: the intersection of their ranges,
+    searched only `within` (low, high). Nodes that convert alike (same op, attributes,
+    value types, small constants) are probed once."""
+    low, high = within or (1, onnx.defs.onnx_opset_version())
+    known: dict[tuple, tuple[int, int]] = {}
+    bounds: dict[str, tuple[str, ir.Node, int]] = {}  # side → (where, node, its source)
+    for where, container, opsets in containers(model):
+        source = opsets.get("")
+        if source is None:
+            continue
+        if not low <= source <= high:  # a function at an opset outside the range so far
+            return ModelOpsets(source, source, _blockers(bounds.values(), expand_functions))
+        for node in ir.traversal.RecursiveGraphIterator(container):
+            if node.domain not in ("", "ai.onnx"):
+                continue
+            if all(
+                schema_version(node.op_type, v) == schema_version(node.op_type, source)
+                for v in {low, high}
+            ):
+                continue  # one schema across the window: it converts throughout
+            key = _alike_key(node, source)
+            if key not in known:
+                known[key] = _Probe(node, source).reachable(expand_functions, (low, high))
+            node_low, node_high = known[key]
+            if node_low > low:
+                low = node_low
+                bounds["low"] = (where, node, source)
+            if node_high < high:
+                high = node_high
+                bounds["high"] = (where, node, source)
+    return ModelOpsets(low, high, _blockers(bounds.values(), expand_functions))
+
+
+def _blockers(bounds, expand_functions: bool) -> list[NodeOpsets]:
+    """The nodes that bound a model's range, each with the whole range it converts to."""
+    found = {}
+    for where, node, source in bounds:
+        if id(node) not in found:
+            node_low, node_high = _Probe(node, source).reachable(expand_functions)
+            found[id(node)] = NodeOpsets(where, node_label(node), node.op_type, node_low, node_high)
+    return list(found.values())
+
+
+def with_model_opsets(
+    error: ConversionError, model: ir.Model, *, expand_functions: bool
+) -> ConversionError:
+    """`error`, a refusal of ConvertOtherOpsPass on `model` (as it was before the pass),
+    with a remedy that names the opsets in which every node of the model converts, not only
+    the refused one; or, where there are none but the model's own, says so and names the
+    nodes that bound it. Other errors are returned as they are."""
+    remedy = getattr(error, "refusal_remedy", None)
+    if not isinstance(remedy, RefusalRemedy) or not remedy.names_a_range():
+        return error
+    found = model_opsets(model, expand_functions=expand_functions, within=(remedy.low, remedy.high))
+    narrowed = dataclasses.replace(remedy, model=found)
+    wider = ConversionError(
+        error.node_name, error.op_type, error.detail or error.reason, narrowed.text()
+    )
+    wider.refusal_remedy = narrowed
+    wider.__cause__ = error.__cause__
+    return wider
+
+
+def _alike_key(node: ir.Node, source: int) -> tuple:
+    """What a node's conversion on its own depends on: op, attributes, the types and shapes
+    of its values, its small constants, and which inputs are one value."""
+    attributes = tuple(
+        (name, ir.serde.serialize_attribute(attr).SerializeToString(deterministic=True))
+        for name, attr in sorted(node.attributes.items())
+    )
+    inputs = []
+    for value in node.inputs:
+        if value is None:
+            inputs.append(None)
+            continue
+        constant = small_constant(value)
+        inputs.append(
+            (
+                node.inputs.index(value),
+                str(value.type),
+                str(value.shape),
+                None if constant is None else (constant.dtype, constant.numpy().tobytes()),
+            )
         )
-    elif low < high:
-        remedies.append(f"a target opset in {low}..{high}")
-    else:
-        remedies.append(f"keeping opset {source} (on its own it converts to no other opset)")
-    return ", or ".join(remedies)
+    outputs = tuple((bool(v.name), str(v.type), str(v.shape)) for v in node.outputs)
+    return (source, node.op_type, attributes, tuple(inputs), outputs)
 
 
 def reachable_opsets(
@@ -344,12 +503,14 @@ class _Probe:
         except Exception:  # untyped inputs: only the versions that keep its schema are known
             self.proto = None
 
-    def reachable(self, expand_functions: bool) -> tuple[int, int]:
-        latest = onnx.defs.onnx_opset_version()
+    def reachable(
+        self, expand_functions: bool, within: tuple[int, int] | None = None
+    ) -> tuple[int, int]:
+        floor, ceiling = within or (1, onnx.defs.onnx_opset_version())
         low = high = self.source
-        while low > 1 and self.converts(low - 1, expand_functions):
+        while low > floor and self.converts(low - 1, expand_functions):
             low -= 1
-        while high < latest and self.converts(high + 1, expand_functions):
+        while high < ceiling and self.converts(high + 1, expand_functions):
             high += 1
         return low, high
 
