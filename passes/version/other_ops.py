@@ -507,10 +507,17 @@ class _Probe:
         self, expand_functions: bool, within: tuple[int, int] | None = None
     ) -> tuple[int, int]:
         floor, ceiling = within or (1, onnx.defs.onnx_opset_version())
+        op_type = self.node.op_type
         low = high = self.source
         while low > floor and self.converts(low - 1, expand_functions):
             low -= 1
-        while high < ceiling and self.converts(high + 1, expand_functions):
+        # Upward, an opset that keeps the op's schema of the opset below converts as that
+        # one does: ops and types only grow, so the forms made there exist here too (not
+        # so downward: below 9 a form without Where, say, is another form, or none).
+        while high < ceiling and (
+            schema_version(op_type, high + 1) == schema_version(op_type, high)
+            or self.converts(high + 1, expand_functions)
+        ):
             high += 1
         return low, high
 
