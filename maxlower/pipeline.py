@@ -57,15 +57,9 @@ from passes.errors import ConversionError, concise
 from passes.graph_utils import containers
 from passes.legalize import LegalizePass, Lowering, Unlowered
 from passes.version.convert import Rewrite
-from passes.version.other_ops import (
-    DELEGATED,
-    EXPANDED,
-    RELABELLED,
-    OtherOpConversion,
-    with_model_opsets,
-)
+from passes.version.other_ops import DELEGATED, EXPANDED, RELABELLED, OtherOpConversion
 from passes.version.registry import schema_versions
-from passes.version.to_opset import ConvertToOpsetPass
+from passes.version.to_opset import ConvertToOpsetPass, with_model_opsets
 
 # one entry of a Report: a family rewrite, another op's conversion, or a lowering
 Change = Rewrite | OtherOpConversion | Lowering

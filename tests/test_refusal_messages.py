@@ -308,3 +308,22 @@ def test_cli_refusal_names_the_model_range(tmp_path):
     )
     assert result.exit_code == 3, result.output
     assert f"a target opset in 20..{LATEST}" in result.output
+
+
+def test_model_range_reads_function_bodies_as_the_conversion_types_them():
+    """A model-local function's nodes are untyped until their calls type them: probed
+    untyped, each seemed to convert to no opset that changes its schema (17..18 here,
+    while 19 and 21 convert)."""
+    error = refusal("fixture:encoder.legacy17_functions.onnx", 13)
+    assert error.remedy.endswith(f"a target opset in 17..{LATEST}"), str(error)
+    for target in (19, 21):
+        _convert(_model("fixture:encoder.legacy17_functions.onnx"), target)
+
+
+def test_model_range_excludes_an_opset_another_node_refuses():
+    """The GRU tagger's Expand alone converts to 8, but at 8 a Constant of int64 is refused:
+    the remedy at 7 names 9.. (it said 8..), and 8 is refused indeed."""
+    error = refusal("fixture:gru_tagger.legacy13.onnx", 7)
+    assert error.remedy == f"a target opset in 9..{LATEST}"
+    with pytest.raises(ConversionError):
+        _convert(_model("fixture:gru_tagger.legacy13.onnx"), 8)

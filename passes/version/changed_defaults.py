@@ -193,6 +193,8 @@ def attributes_for_target(node: ir.Node, old: int, new: int) -> tuple[bool, dict
         if attr is None:  # say what it does, for the adapters (and the refusal) to read
             node.attributes[name] = _attribute(old_schema, name, said)
             modified = True
+        if target is UNSAID:  # (no schema says what `new` does: the checker's words stand)
+            continue
         kept[name] = (
             f"{op}-{new} has no {name!r} and behaves as {name}={_text(target)}, "
             f"where this node's is {_text(said)}"

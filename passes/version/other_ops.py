@@ -40,7 +40,7 @@ import onnx_ir as ir
 
 from passes.builder import FAMILY, Builder, schema_version
 from passes.errors import ConversionError
-from passes.graph_utils import containers, infer_shapes, node_label
+from passes.graph_utils import containers, infer_shapes, is_used, node_label
 from passes.names import Namer
 from passes.one_node import OneNodeModel, small_constant
 from passes.version.axes_family import AXES_ADAPTERS
@@ -435,26 +435,6 @@ def _blockers(bounds, expand_functions: bool) -> list[NodeOpsets]:
     return list(found.values())
 
 
-def with_model_opsets(
-    error: ConversionError, model: ir.Model, *, expand_functions: bool
-) -> ConversionError:
-    """`error`, a refusal of ConvertOtherOpsPass on `model` (as it was before the pass),
-    with a remedy that names the opsets in which every node of the model converts, not only
-    the refused one; or, where there are none but the model's own, says so and names the
-    nodes that bound it. Other errors are returned as they are."""
-    remedy = getattr(error, "refusal_remedy", None)
-    if not isinstance(remedy, RefusalRemedy) or not remedy.names_a_range():
-        return error
-    found = model_opsets(model, expand_functions=expand_functions, within=(remedy.low, remedy.high))
-    narrowed = dataclasses.replace(remedy, model=found)
-    wider = ConversionError(
-        error.node_name, error.op_type, error.detail or error.reason, narrowed.text()
-    )
-    wider.refusal_remedy = narrowed
-    wider.__cause__ = error.__cause__
-    return wider
-
-
 def _alike_key(node: ir.Node, source: int) -> tuple:
     """What a node's conversion on its own depends on: op, attributes, the types and shapes
     of its values, its small constants, and which inputs are one value."""
@@ -496,10 +476,18 @@ class _Probe:
 
     def __init__(self, node: ir.Node, source: int) -> None:
         self.node, self.source = node, source
+        alone = OneNodeModel(node, source)
+        # an output the model does not read is none of the small model's either, so that it
+        # may go as in the model (Dropout's mask, whose type changes at 10)
+        unread = [
+            mine
+            for mine, theirs in zip(alone.node.outputs, node.outputs)
+            if theirs.name and not is_used(theirs) and not theirs.is_graph_output()
+        ]
+        for value in unread[: len(alone.graph.outputs) - 1]:
+            alone.graph.outputs.remove(value)
         try:
-            self.proto: onnx.ModelProto | None = OneNodeModel(node, source).proto(
-                hold_unknown_ranks=True
-            )
+            self.proto: onnx.ModelProto | None = alone.proto(hold_unknown_ranks=True)
         except Exception:  # untyped inputs: only the versions that keep its schema are known
             self.proto = None
 
