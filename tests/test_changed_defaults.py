@@ -337,3 +337,13 @@ def test_roi_align_16_half_pixel_to_10_is_refused(attrs):
     assert "\n" not in message and "(RoiAlign)" in message
     assert "behaves as coordinate_transformation_mode='output_half_pixel'" in message
     assert info.value.remedy.startswith("a target opset in 16..")
+
+
+def test_roi_align_10_to_16_is_reported_as_written_out_not_relabelled():
+    source = onnx.parser.parse_model(ROI.format(opset=10, attrs=""))
+    _, report = maxlower.convert_with_report(source, 16)
+    (conversion,) = report.conversions
+    assert conversion.how == (
+        "coordinate_transformation_mode='output_half_pixel' written out "
+        "(RoiAlign-16 defaults to 'half_pixel')"
+    )

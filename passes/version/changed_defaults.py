@@ -116,17 +116,17 @@ def changed_defaults(op_type: str) -> list[ChangedDefault]:
     return found
 
 
-def attributes_for_target(node: ir.Node, old: int, new: int) -> tuple[bool, dict[str, str]]:
+def attributes_for_target(node: ir.Node, old: int, new: int) -> TargetAttributes:
     """Make `node` (at schema version `old`) say at schema version `new` what it says at
     `old`: an attribute whose absent meaning differs is written out (spelt for `new`); one
     `new` lacks is dropped where its value is `new`'s behaviour, and otherwise kept for the
-    adapters and the refusal. Returns (whether the node changed, {attribute `new` lacks:
-    why the node cannot keep its meaning at `new` as it is}). Raises
+    adapters and the refusal (see TargetAttributes for what it returns). Raises
     UnsaidDefault where the old version does not say what an absent attribute means."""
     op = node.op_type
     old_schema, new_schema = _schema(op, old), _schema(op, new)
     modified = False
     kept: dict[str, str] = {}
+    written: list[str] = []
     for name in dict.fromkeys([*old_schema.attributes, *new_schema.attributes]):
         attr = node.attributes.get(name)
         if _adapted_whole(op, name, old, new):
@@ -184,6 +184,11 @@ def attributes_for_target(node: ir.Node, old: int, new: int) -> tuple[bool, dict
             if attr is None or not _same(_value(attr), value):
                 node.attributes[name] = spelt
                 modified = True
+                written.append(
+                    f"{name}={_text(value)} written out ({op}-{new} defaults to {_text(target)})"
+                    if attr is None
+                    else f"{name}={_text(_value(attr))} spelt {_text(value)} as {op}-{new} does"
+                )
             continue
         if _same(value, target):  # `new` lacks it and behaves as it says
             if attr is not None:
@@ -199,7 +204,18 @@ def attributes_for_target(node: ir.Node, old: int, new: int) -> tuple[bool, dict
             f"{op}-{new} has no {name!r} and behaves as {name}={_text(target)}, "
             f"where this node's is {_text(said)}"
         )
-    return modified, kept
+    return TargetAttributes(modified, written, kept)
+
+
+@dataclasses.dataclass
+class TargetAttributes:
+    """What `attributes_for_target` did: whether the node changed, what it wrote out or
+    respelt (for the report: a node so changed is not only relabelled), and {attribute the
+    target lacks: why the node cannot keep its meaning there as it is}."""
+
+    modified: bool
+    written: list[str]
+    kept: dict[str, str]
 
 
 class UnsaidDefault(Exception):

@@ -174,11 +174,11 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
 
         if new is not None:
             try:
-                changed, unsaid = attributes_for_target(node, old, new)
+                said = attributes_for_target(node, old, new)
             except UnsaidDefault as error:
                 remedy = f"setting {error.name!r} on the node, or keeping opset {source}"
                 raise ConversionError(node_label(node), node.op_type, str(error), remedy) from None
-            modified |= changed
+            modified |= said.modified
             builder = Builder(
                 target,
                 node,
@@ -188,7 +188,7 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
                 namer=self._namer,
                 constants=self._constants,
             )
-            adapted = []
+            adapted = list(said.written)  # (reported: the node is more than relabelled)
             for adapter in _adapters(node, new):
                 if (what := adapter(node, old, builder)) is not None:
                     adapted.append(what)
@@ -201,7 +201,7 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
                 return ("; ".join(adapted) if adapted else RELABELLED), modified or bool(adapted)
             # an attribute the target lacks, whose value is not the target's behaviour, is
             # what the schema check trips on: say so rather than "unrecognized attribute"
-            kept = [why for name, why in unsaid.items() if name in node.attributes]
+            kept = [why for name, why in said.kept.items() if name in node.attributes]
             reasons.append("; ".join(kept) or reason)
             delegated = delegate_to_version_converter(
                 node, source, target, in_function, convert_small, self._namer
