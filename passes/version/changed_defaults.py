@@ -184,11 +184,15 @@ def attributes_for_target(node: ir.Node, old: int, new: int) -> TargetAttributes
             if attr is None or not _same(_value(attr), value):
                 node.attributes[name] = spelt
                 modified = True
-                written.append(
-                    f"{name}={_text(value)} written out ({op}-{new} defaults to {_text(target)})"
-                    if attr is None
-                    else f"{name}={_text(_value(attr))} spelt {_text(value)} as {op}-{new} does"
-                )
+                if attr is not None:
+                    how = f"spelt {_text(value)} as {op}-{new} does"
+                    written.append(f"{name}={_text(_value(attr))} {how}")
+                elif target is UNSAID:
+                    how = f"{op}-{new} does not say what an absent {name!r} means"
+                    written.append(f"{name}={_text(value)} written out ({how})")
+                else:
+                    how = f"{op}-{new} defaults to {_text(target)}"
+                    written.append(f"{name}={_text(value)} written out ({how})")
             continue
         if _same(value, target):  # `new` lacks it and behaves as it says
             if attr is not None:
