@@ -129,6 +129,8 @@ def attributes_for_target(node: ir.Node, old: int, new: int) -> TargetAttributes
     written: list[str] = []
     for name in dict.fromkeys([*old_schema.attributes, *new_schema.attributes]):
         attr = node.attributes.get(name)
+        if attr is not None and attr.ref_attr_name:
+            continue  # a function's attribute its calls give: its value is theirs to say
         if _adapted_whole(op, name, old, new):
             # the adapter reads the node's attributes with the source's defaults
             if attr is not None and name not in new_schema.attributes:
