@@ -59,7 +59,7 @@ from passes.legalize import LegalizePass, Lowering, Unlowered
 from passes.version.convert import Rewrite
 from passes.version.other_ops import DELEGATED, EXPANDED, RELABELLED, OtherOpConversion
 from passes.version.registry import schema_versions
-from passes.version.to_opset import ConvertToOpsetPass
+from passes.version.to_opset import ConvertToOpsetPass, with_model_opsets
 
 # one entry of a Report: a family rewrite, another op's conversion, or a lowering
 Change = Rewrite | OtherOpConversion | Lowering
@@ -250,7 +250,10 @@ def run(
     report = _report_of(job, source)
     sparse = None
     if job.opset is not None:  # (and no profile: that case was split above)
-        with progress.stage(f"converting to opset {job.opset}"):
+        with (
+            progress.stage(f"converting to opset {job.opset}"),
+            _remedy_for_the_model(prepared, base_dir, job),
+        ):
             sparse = convert_sparse(
                 prepared, job.opset, base_dir, expand_functions=job.expand_functions
             )
@@ -268,9 +271,12 @@ def run(
         return Outcome(checked, report)
     training = training_info.set_aside(prepared)
     model, declared = whole_graph(prepared, base_dir, progress)
-    del prepared
     if job.opset is not None:
-        with progress.stage(f"converting to opset {job.opset}"):
+        # (`prepared` is kept until then: a refusal's remedy probes the model as it was)
+        with (
+            progress.stage(f"converting to opset {job.opset}"),
+            _remedy_for_the_model(prepared, base_dir, job),
+        ):
             order = _family_node_order(model)
             result = ConvertToOpsetPass(job.opset, expand_functions=job.expand_functions)(model)
             report.rewrites = in_graph_order(result.rewrites, order)
@@ -283,6 +289,24 @@ def run(
         checked = check_result(model, progress, declared)
     training_info.put_back(checked, training, base_dir)
     return Outcome(checked, report)
+
+
+@contextlib.contextmanager
+def _remedy_for_the_model(prepared: onnx.ModelProto, base_dir: str, job: Job) -> Iterator[None]:
+    """A node's refusal names the opsets in which every node of the model converts, not
+    only that node (or that there are none but the model's own, and which nodes bound it):
+    probed on `prepared`, which the conversion has not changed, only when it refuses."""
+    try:
+        yield
+    except ConversionError as error:
+        if getattr(error, "refusal_remedy", None) is None:
+            raise
+        try:
+            model = model_from_proto(prepared, base_dir)
+            wider = with_model_opsets(error, model, expand_functions=job.expand_functions)
+        except Exception:  # the probe failed: the node's own range is still true
+            raise error from error.__cause__
+        raise wider from error.__cause__
 
 
 def into_profile_window(job: Job, source: int | None) -> Job:

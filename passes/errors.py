@@ -77,6 +77,10 @@ class ConversionError(Exception):
     `detail` holds the reason as it was given (None when nothing was condensed).
     """
 
+    # passes.version.other_ops.RefusalRemedy of a refused node, which the driver widens to
+    # the opsets where every node of the model converts (other_ops.with_model_opsets)
+    refusal_remedy: object | None = None
+
     def __init__(self, node_name: str, op_type: str, reason: str, remedy: str) -> None:
         self.node_name = node_name
         self.op_type = op_type

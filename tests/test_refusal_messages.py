@@ -242,3 +242,88 @@ def test_command_line_prints_one_line_and_debug_shows_the_converter_text(tmp_pat
     debug = CliRunner().invoke(cli, ["convert", str(path), "--opset", "11", "--debug"])
     assert isinstance(debug.exception, ConversionError)
     assert CONVERTER_ASSERTION in str(debug.exception.__cause__)
+
+
+LAYER_NORM_AND_GELU = """<ir_version: 10, opset_import: ["" : 20]>
+g (float[2,4] x, float[4] s, float[4] b) => (float[2,4] y) {
+  n = LayerNormalization <axis = -1> (x, s, b)
+  y = Gelu (n)
+}"""
+
+
+@pytest.mark.parametrize("target", [13, 17, 18, 19])
+def test_remedy_names_the_opsets_where_every_node_converts(target):
+    """LayerNormalization alone converts to 17..latest and Gelu to 20..latest: refused at 13
+    on LayerNormalization, the remedy names 20..latest (it said 17..latest, and 17 was then
+    refused on Gelu), and each opset it names converts the model."""
+    model = onnx.parser.parse_model(LAYER_NORM_AND_GELU)
+    with pytest.raises(ConversionError) as info:
+        maxlower.convert(model, target)
+    assert info.value.remedy.endswith(f"a target opset in 20..{LATEST}"), str(info.value)
+    assert "\n" not in str(info.value)
+    for opset in (20, LATEST):
+        maxlower.convert(model, opset)
+
+
+def test_remedy_with_expand_functions_is_what_is_true():
+    """With --expand-functions both bodies convert to 13: there is nothing to refuse."""
+    model = onnx.parser.parse_model(LAYER_NORM_AND_GELU)
+    converted = maxlower.convert(model, 13, expand_functions=True)
+    onnx.checker.check_model(converted, full_check=True)
+    assert {n.op_type for n in converted.graph.node}.isdisjoint({"LayerNormalization", "Gelu"})
+
+
+ERF_AND_FLOAT_MASK = """<ir_version: 4, opset_import: ["" : 9]>
+g (float[2,8] x) => (float[2,8] e, float[2,8] y, float[2,8] mask) {
+  e = Erf (x)
+  y, mask = Dropout (x)
+}"""
+
+
+@pytest.mark.parametrize(
+    ("target", "refused", "blocker", "blocker_range"),
+    [(8, "Erf", "Dropout", "7..9"), (10, "Dropout", "Erf", f"9..{LATEST}")],
+)
+def test_remedy_says_no_opset_converts_every_node_and_lists_the_blockers(
+    target, refused, blocker, blocker_range
+):
+    """Erf exists from 9, and Dropout-7's float mask is bool from 10: each alone has a range,
+    and they meet only at the model's own opset 9. The remedy says so and names both."""
+    model = onnx.parser.parse_model(ERF_AND_FLOAT_MASK)
+    with pytest.raises(ConversionError) as info:
+        maxlower.convert(model, target)
+    error = info.value
+    assert error.op_type == refused
+    assert "\n" not in str(error)
+    assert "keeping opset 9 (no other opset converts every node of the model" in error.remedy
+    assert f"node '<unnamed {blocker}>' ({blocker}) converts to {blocker_range}" in error.remedy
+    assert "a target opset in" not in error.remedy
+
+
+def test_cli_refusal_names_the_model_range(tmp_path):
+    path = tmp_path / "ln_gelu.onnx"
+    onnx.save(onnx.parser.parse_model(LAYER_NORM_AND_GELU), path)
+    result = CliRunner().invoke(
+        cli, ["convert", str(path), "--opset", "13", "-o", str(tmp_path / "o.onnx")]
+    )
+    assert result.exit_code == 3, result.output
+    assert f"a target opset in 20..{LATEST}" in result.output
+
+
+def test_model_range_reads_function_bodies_as_the_conversion_types_them():
+    """A model-local function's nodes are untyped until their calls type them: probed
+    untyped, each seemed to convert to no opset that changes its schema (17..18 here,
+    while 19 and 21 convert)."""
+    error = refusal("fixture:encoder.legacy17_functions.onnx", 13)
+    assert error.remedy.endswith(f"a target opset in 17..{LATEST}"), str(error)
+    for target in (19, 21):
+        _convert(_model("fixture:encoder.legacy17_functions.onnx"), target)
+
+
+def test_model_range_excludes_an_opset_another_node_refuses():
+    """The GRU tagger's Expand alone converts to 8, but at 8 a Constant of int64 is refused:
+    the remedy at 7 names 9.. (it said 8..), and 8 is refused indeed."""
+    error = refusal("fixture:gru_tagger.legacy13.onnx", 7)
+    assert error.remedy == f"a target opset in 9..{LATEST}"
+    with pytest.raises(ConversionError):
+        _convert(_model("fixture:gru_tagger.legacy13.onnx"), 8)

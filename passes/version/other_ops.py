@@ -10,8 +10,10 @@
 For each node outside the Max and Min families whose schema version differs between the source and
 the target, in the main graph, in subgraphs and in model-local functions, in this order:
 
-1. Drop attributes the target does not know when they hold their default
-   (`relabel.drop_default_attributes`), and apply the own adapters of `other_adapters`.
+1. Say at the target what the node says at the source: attributes whose default, or meaning
+   when absent, changed are written out, those the target lacks dropped where it behaves
+   as they say (`changed_defaults.attributes_for_target`; Split-1 without axis, which no
+   schema defines, is refused); then apply the own adapters of `other_adapters`.
 2. Relabel: the target schema accepts the node and its types, and its meaning did not
    change in between (`relabel.schema_problem`, `relabel.meaning_change`).
 3. Delegate: the node alone, in a one-node model, goes through `onnx.version_converter`,
@@ -38,10 +40,11 @@ import onnx_ir as ir
 
 from passes.builder import FAMILY, Builder, schema_version
 from passes.errors import ConversionError
-from passes.graph_utils import containers, infer_shapes, node_label, subgraph_places
+from passes.graph_utils import containers, infer_shapes, is_used, node_label, subgraph_places
 from passes.names import Namer
-from passes.one_node import OneNodeModel
+from passes.one_node import OneNodeModel, small_constant
 from passes.version.axes_family import AXES_ADAPTERS
+from passes.version.changed_defaults import UnsaidDefault, attributes_for_target
 from passes.version.compare_adapters import COMPARE_ADAPTERS
 from passes.version.convert import ConvertFamilyPass
 from passes.version.expand import body_opsets, expand_function_body
@@ -50,10 +53,8 @@ from passes.version.one_node import delegate_to_version_converter
 from passes.version.other_adapters import OTHER_ADAPTERS
 from passes.version.relabel import (
     control_flow_problem,
-    drop_default_attributes,
     drop_unused_outputs,
     meaning_change,
-    pin_changed_defaults,
     schema_problem,
 )
 
@@ -174,9 +175,12 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
             )
 
         if new is not None:
-            new_schema = onnx.defs.get_schema(node.op_type, new, "")
-            modified |= drop_default_attributes(node, old_schema, new_schema)
-            modified |= pin_changed_defaults(node, old_schema, new_schema)
+            try:
+                said = attributes_for_target(node, old, new)
+            except UnsaidDefault as error:
+                remedy = f"setting {error.name!r} on the node, or keeping opset {source}"
+                raise ConversionError(node_label(node), node.op_type, str(error), remedy) from None
+            modified |= said.modified
             builder = Builder(
                 target,
                 node,
@@ -186,7 +190,7 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
                 namer=self._namer,
                 constants=self._constants,
             )
-            adapted = []
+            adapted = list(said.written)  # (reported: the node is more than relabelled)
             for adapter in _adapters(node, new):
                 if (what := adapter(node, old, builder)) is not None:
                     adapted.append(what)
@@ -197,7 +201,10 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
             ) or _relabel_problem(node, old, target, ir_version)
             if reason is None:
                 return ("; ".join(adapted) if adapted else RELABELLED), modified or bool(adapted)
-            reasons.append(reason)
+            # an attribute the target lacks, whose value is not the target's behaviour, is
+            # what the schema check trips on: say so rather than "unrecognized attribute"
+            kept = [why for name, why in said.kept.items() if name in node.attributes]
+            reasons.append("; ".join(kept) or reason)
             delegated = delegate_to_version_converter(
                 node, source, target, in_function, convert_small, self._namer
             )
@@ -225,11 +232,12 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
         return self.own is None or id(node) in self.own
 
     def _refusal(self, node: ir.Node, old: int, source: int, reason: str) -> ConversionError:
-        if self.explain_refusals:
-            remedy = refusal_remedy(node, source, self.target_opset, self.expand_functions)
-        else:
-            remedy = "another target opset"
-        return ConversionError(node_label(node), node.op_type, reason, remedy)
+        if not self.explain_refusals:
+            return ConversionError(node_label(node), node.op_type, reason, "another target opset")
+        remedy = _refusal_remedy(node, source, self.target_opset, self.expand_functions)
+        error = ConversionError(node_label(node), node.op_type, reason, remedy.text())
+        error.refusal_remedy = remedy  # (with_model_opsets widens it to the whole model)
+        return error
 
 
 def _constants_last(nodes) -> list[ir.Node]:
@@ -296,24 +304,162 @@ def refusal_remedy(node: ir.Node, source: int, target: int, expand_functions: bo
     """What would let `node` (at opset `source`, refused at `target`) be converted, by the
     steps the pass itself takes. Never a range of opsets that holds `target`: where the node
     alone converts to `target`, what blocks it is its place in the model."""
+    return _refusal_remedy(node, source, target, expand_functions).text()
+
+
+@dataclasses.dataclass
+class RefusalRemedy:
+    """A refused node's remedy: `others` (a flag, known types), then the opsets `low..high`
+    around `source` that the node alone converts to; `model` narrows that range to where
+    every node of the model converts (`with_model_opsets`)."""
+
+    others: list[str]
+    low: int
+    high: int
+    source: int
+    target: int
+    expand_functions: bool
+    model: ModelOpsets | None = None
+
+    def names_a_range(self) -> bool:
+        """Whether the remedy is a range of other opsets (not the node's place, not none)."""
+        return self.low < self.high and not self.low <= self.target <= self.high
+
+    def text(self) -> str:
+        remedies = list(self.others)
+        low, high = self.low, self.high
+        if self.low <= self.target <= self.high:
+            remedies.append(
+                "changing what the reason names (alone in a model, with the types the model "
+                "gives it, this node converts to the target)"
+            )
+        elif self.model is not None and self.model.low < self.model.high:
+            remedies.append(f"a target opset in {self.model.low}..{self.model.high}")
+        elif self.model is not None:
+            blockers = "; ".join(b.text() for b in self.model.blockers)
+            remedies.append(
+                f"keeping opset {self.source} (no other opset converts every node of the "
+                f"model: this node converts to {low}..{high}; {blockers})"
+            )
+        elif low < high:
+            remedies.append(f"a target opset in {low}..{high}")
+        else:
+            remedies.append(
+                f"keeping opset {self.source} (on its own it converts to no other opset)"
+            )
+        return ", or ".join(remedies)
+
+
+def _refusal_remedy(
+    node: ir.Node, source: int, target: int, expand_functions: bool
+) -> RefusalRemedy:
     probe = _Probe(node, source)
-    remedies = []
+    others = []
     can_expand = body_opsets(node.op_type, schema_version(node.op_type, source))
     if not expand_functions and can_expand and probe.converts(target, expand_functions=True):
-        remedies.append("--expand-functions (expand_functions=True)")
+        others.append("--expand-functions (expand_functions=True)")
     if probe.proto is None:
-        remedies.append("known input types (value_info)")
+        others.append("known input types (value_info)")
     low, high = probe.reachable(expand_functions)
-    if low <= target <= high:
-        remedies.append(
-            "changing what the reason names (alone in a model, with the types the model "
-            "gives it, this node converts to the target)"
+    return RefusalRemedy(others, low, high, source, target, expand_functions)
+
+
+@dataclasses.dataclass(frozen=True)
+class NodeOpsets:
+    """The opsets one node alone converts to, around its container's opset."""
+
+    where: str
+    node: str
+    op_type: str
+    low: int
+    high: int
+
+    def text(self) -> str:
+        where = "" if self.where == "main graph" else f" in {self.where}"
+        return f"node {self.node!r} ({self.op_type}){where} converts to {self.low}..{self.high}"
+
+
+@dataclasses.dataclass
+class ModelOpsets:
+    """The opsets `low..high` in which every default-domain node of a model converts on its
+    own (none where low >= high and the model's own opset is the only one), and the nodes
+    that bound them (`blockers`, each with the range it converts to)."""
+
+    low: int
+    high: int
+    blockers: list[NodeOpsets]
+
+
+def model_opsets(
+    model: ir.Model, *, expand_functions: bool = False, within: tuple[int, int] | None = None
+) -> ModelOpsets:
+    """Where every default-domain node of `model` (main graph, subgraphs, functions), each
+    alone as `reachable_opsets` converts it, converts: the intersection of their ranges,
+    searched only `within` (low, high). Nodes that convert alike (same op, attributes,
+    value types, small constants) are probed once."""
+    low, high = within or (1, onnx.defs.onnx_opset_version())
+    known: dict[tuple, tuple[int, int]] = {}
+    bounds: dict[str, tuple[str, ir.Node, int]] = {}  # side → (where, node, its source)
+    for where, container, opsets in containers(model):
+        source = opsets.get("")
+        if source is None:
+            continue
+        if not low <= source <= high:  # a function at an opset outside the range so far
+            return ModelOpsets(source, source, _blockers(bounds.values(), expand_functions))
+        for node in ir.traversal.RecursiveGraphIterator(container):
+            if node.domain not in ("", "ai.onnx"):
+                continue
+            if all(
+                schema_version(node.op_type, v) == schema_version(node.op_type, source)
+                for v in {low, high}
+            ):
+                continue  # one schema across the window: it converts throughout
+            key = _alike_key(node, source)
+            if key not in known:
+                known[key] = _Probe(node, source).reachable(expand_functions, (low, high))
+            node_low, node_high = known[key]
+            if node_low > low:
+                low = node_low
+                bounds["low"] = (where, node, source)
+            if node_high < high:
+                high = node_high
+                bounds["high"] = (where, node, source)
+    return ModelOpsets(low, high, _blockers(bounds.values(), expand_functions))
+
+
+def _blockers(bounds, expand_functions: bool) -> list[NodeOpsets]:
+    """The nodes that bound a model's range, each with the whole range it converts to."""
+    found = {}
+    for where, node, source in bounds:
+        if id(node) not in found:
+            node_low, node_high = _Probe(node, source).reachable(expand_functions)
+            found[id(node)] = NodeOpsets(where, node_label(node), node.op_type, node_low, node_high)
+    return list(found.values())
+
+
+def _alike_key(node: ir.Node, source: int) -> tuple:
+    """What a node's conversion on its own depends on: op, attributes, the types and shapes
+    of its values, its small constants, and which inputs are one value."""
+    attributes = tuple(
+        (name, ir.serde.serialize_attribute(attr).SerializeToString(deterministic=True))
+        for name, attr in sorted(node.attributes.items())
+    )
+    inputs = []
+    for value in node.inputs:
+        if value is None:
+            inputs.append(None)
+            continue
+        constant = small_constant(value)
+        inputs.append(
+            (
+                node.inputs.index(value),
+                str(value.type),
+                str(value.shape),
+                None if constant is None else (constant.dtype, constant.numpy().tobytes()),
+            )
         )
-    elif low < high:
-        remedies.append(f"a target opset in {low}..{high}")
-    else:
-        remedies.append(f"keeping opset {source} (on its own it converts to no other opset)")
-    return ", or ".join(remedies)
+    outputs = tuple((bool(v.name), str(v.type), str(v.shape)) for v in node.outputs)
+    return (source, node.op_type, attributes, tuple(inputs), outputs)
 
 
 def reachable_opsets(
@@ -332,19 +478,36 @@ class _Probe:
 
     def __init__(self, node: ir.Node, source: int) -> None:
         self.node, self.source = node, source
+        alone = OneNodeModel(node, source)
+        # an output the model does not read is none of the small model's either, so that it
+        # may go as in the model (Dropout's mask, whose type changes at 10)
+        unread = [
+            mine
+            for mine, theirs in zip(alone.node.outputs, node.outputs)
+            if theirs.name and not is_used(theirs) and not theirs.is_graph_output()
+        ]
+        for value in unread[: len(alone.graph.outputs) - 1]:
+            alone.graph.outputs.remove(value)
         try:
-            self.proto: onnx.ModelProto | None = OneNodeModel(node, source).proto(
-                hold_unknown_ranks=True
-            )
+            self.proto: onnx.ModelProto | None = alone.proto(hold_unknown_ranks=True)
         except Exception:  # untyped inputs: only the versions that keep its schema are known
             self.proto = None
 
-    def reachable(self, expand_functions: bool) -> tuple[int, int]:
-        latest = onnx.defs.onnx_opset_version()
+    def reachable(
+        self, expand_functions: bool, within: tuple[int, int] | None = None
+    ) -> tuple[int, int]:
+        floor, ceiling = within or (1, onnx.defs.onnx_opset_version())
+        op_type = self.node.op_type
         low = high = self.source
-        while low > 1 and self.converts(low - 1, expand_functions):
+        while low > floor and self.converts(low - 1, expand_functions):
             low -= 1
-        while high < latest and self.converts(high + 1, expand_functions):
+        # Upward, an opset that keeps the op's schema of the opset below converts as that
+        # one does: ops and types only grow, so the forms made there exist here too (not
+        # so downward: below 9 a form without Where, say, is another form, or none).
+        while high < ceiling and (
+            schema_version(op_type, high + 1) == schema_version(op_type, high)
+            or self.converts(high + 1, expand_functions)
+        ):
             high += 1
         return low, high
 

@@ -14,10 +14,10 @@ the same thing by it:
   element types they had;
 - no version in between changed the meaning of what the node uses (`MEANING_CHANGES`).
 
-`drop_default_attributes` first removes attributes the target does not know when they hold
-the source schema's default (a later version added them with the old behaviour as default),
-`pin_changed_defaults` writes out attributes whose default differs at the target, and
-`drop_unused_outputs` removes the trailing optional outputs that nothing reads.
+Before the check, `changed_defaults.attributes_for_target` writes out attributes whose
+default (or meaning when absent) differs at the target and drops those the target lacks
+where it behaves as they say, and `drop_unused_outputs` removes the trailing optional
+outputs that nothing reads.
 """
 
 from __future__ import annotations
@@ -69,45 +69,6 @@ NEW_ATTRIBUTE_VALUES = {
     ("Resize", "mode", "cubic"): 11,
     ("Pad", "mode", "wrap"): 19,
 }
-
-
-def drop_default_attributes(node: ir.Node, source_schema, target_schema) -> bool:
-    """Remove attributes unknown to `target_schema` that hold `source_schema`'s default."""
-    dropped = False
-    for name in list(node.attributes):
-        if name in target_schema.attributes or name not in source_schema.attributes:
-            continue
-        default = source_schema.attributes[name].default_value
-        if default is None or not default.name:
-            continue
-        value = ir.serde.serialize_attribute(node.attributes[name])
-        if onnx.helper.get_attribute_value(value) == onnx.helper.get_attribute_value(default):
-            del node.attributes[name]
-            dropped = True
-    return dropped
-
-
-def pin_changed_defaults(node: ir.Node, source_schema, target_schema) -> bool:
-    """Write out attributes the node leaves at a default that differs at the target
-    (Softmax's axis: 1 before opset 13, -1 from 13)."""
-    pinned = False
-    for name, attribute in source_schema.attributes.items():
-        default = attribute.default_value
-        if name in node.attributes or default is None or not default.name:
-            continue
-        if name not in target_schema.attributes:
-            continue
-        new_default = target_schema.attributes[name].default_value
-        same = (
-            new_default is not None
-            and new_default.name
-            and onnx.helper.get_attribute_value(new_default)
-            == onnx.helper.get_attribute_value(default)
-        )
-        if not same:
-            node.attributes[name] = ir.serde.deserialize_attribute(default)
-            pinned = True
-    return pinned
 
 
 def drop_unused_outputs(node: ir.Node, schema) -> bool:

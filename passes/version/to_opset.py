@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 import onnx_ir as ir
 
 from passes.builder import min_ir_version
+from passes.errors import ConversionError
 from passes.function_attrs import ResolveAttributeReferencesPass
 from passes.function_types import InferFunctionTypesPass
 from passes.graph_utils import containers
@@ -43,6 +44,8 @@ from passes.version.other_ops import (
     RELABELLED,
     ConvertOtherOpsPass,
     OtherOpConversion,
+    RefusalRemedy,
+    model_opsets,
     source_opsets_of,
 )
 
@@ -92,9 +95,7 @@ class ConvertToOpsetPass(ir.passes.InPlacePass):
         if "" not in model.opset_imports:  # no default-domain node to convert (ai.onnx.ml only)
             model.opset_imports[""] = self.target_opset
             modified = True
-        if model.functions:  # (it walks every node to find calls; without functions, for nothing)
-            modified |= ResolveAttributeReferencesPass()(model).modified  # (they decide types)
-            InferFunctionTypesPass()(model)
+        modified |= _function_types(model)
         sources = source_opsets_of(model)
         # The nodes the family's adapters add mean what they mean at the target by
         # construction: the other-op pass converts only their spelling (the list keeps
@@ -117,6 +118,38 @@ class ConvertToOpsetPass(ir.passes.InPlacePass):
             for r in family.relabelled
         ]
         return ConversionResult(model, modified, family.rewrites, relabelled + others.conversions)
+
+
+def _function_types(model: ir.Model) -> bool:
+    """Give function bodies the types their calls decide (the adapters need dtypes and
+    ranks); whether attribute references were resolved."""
+    if not model.functions:  # (it walks every node to find calls; without functions, for nothing)
+        return False
+    modified = ResolveAttributeReferencesPass()(model).modified  # (they decide types)
+    InferFunctionTypesPass()(model)
+    return modified
+
+
+def with_model_opsets(
+    error: ConversionError, model: ir.Model, *, expand_functions: bool
+) -> ConversionError:
+    """`error`, a refusal of ConvertOtherOpsPass on `model` (as it was before the pass),
+    with a remedy that names the opsets in which every node of the model converts, not only
+    the refused one; or, where there are none but the model's own, says so and names the
+    nodes that bound it. Other errors are returned as they are."""
+    remedy = getattr(error, "refusal_remedy", None)
+    if not isinstance(remedy, RefusalRemedy) or not remedy.names_a_range():
+        return error
+    normalise_opset_imports(model)
+    _function_types(model)  # as ConvertToOpsetPass gives them, so that the probes see them
+    found = model_opsets(model, expand_functions=expand_functions, within=(remedy.low, remedy.high))
+    narrowed = dataclasses.replace(remedy, model=found)
+    wider = ConversionError(
+        error.node_name, error.op_type, error.detail or error.reason, narrowed.text()
+    )
+    wider.refusal_remedy = narrowed
+    wider.__cause__ = error.__cause__
+    return wider
 
 
 def _imports_default(opsets: dict[str, int]) -> bool:
