@@ -10,9 +10,10 @@ hands an adapter a small model of the node's own). For each case:
   planted conversion differs from its source, so every assertion below could be false;
 - both doors must not say PROVED: a counterexample (exit 1, CounterexampleFound) that
   replays in onnx.reference on the site and on the two whole models, or INCONCLUSIVE
-  (exit 5, ProofInconclusive) with a reason; except class 1, whose PROVED is bounded by
-  design (docs/proof.md, "Case splits"): the verdict names the split values, `coverage`
-  says `complete: false`, and the witness lies outside the values named;
+  (exit 5, ProofInconclusive) with a reason, or the interface check's refutation (exit 1,
+  no inputs needed: a site `<graph interface>` that names the difference); except class
+  1, whose PROVED is bounded by design (docs/proof.md, "Case splits"): the verdict names
+  the split values, `coverage` says `complete: false`, and the witness lies outside them;
 - the right form of the same rewrite (the node rebuilt at the target, behind an Identity,
   so that there is a site to prove) is PROVED through both doors, and says its coverage.
 
@@ -24,12 +25,13 @@ Classes, and what conversion can and cannot produce:
    wrong at 1: refuted.
 3. shared decided by too little: conversion has no "shared" nodes, but it has nodes no
    record names. A planted pass that swaps the inputs of a Where (same schema at both
-   opsets: never recorded) or redeclares a graph input's shape goes unproved: xfail, a
-   soundness bug (see below).
-4. outputs by position: a planted pass that swaps the graph's outputs, or renames one:
-   xfail, a soundness bug; one that renames the outputs across nodes is refuted.
+   opsets: never recorded) goes unproved: xfail, a soundness bug (below). One that
+   redeclares a graph input's shape is refuted by the interface check.
+4. outputs by position: a planted pass that swaps the graph's outputs, or renames one, is
+   refuted by the interface check (`prove_run` had none: both were PROVED, exit 0, and
+   written); one that renames the outputs across nodes is refuted by its site.
 5. semantics: a float ReduceSum (numpy: pairwise) against the left-to-right chain of its
-   8 elements in a candidate: not proved.
+   8 elements in a candidate: not proved (inconclusive, the order named as not modelled).
 6. undefined per element: the model's other output is an out-of-range Cast; the
    candidate differs only where that Cast is undefined: refuted.
 7. budgets: a candidate that expands to [3000, 3000] (elements budget) or runs a Loop of
@@ -39,13 +41,10 @@ Classes, and what conversion can and cannot produce:
    its default: refuted (never exit 4); the right form proved.
 10. (the bound named: tests/test_prove_soundness.py has both doors.)
 
-The soundness bugs found (xfail, strict): `prove_run` (maxlower/prove/sites.py) proves the
-sites the run's records name and nothing else. No interface check compares the model
-before with the model after (maxlower/prove/models.py says every door goes through
-`interface_differences`; `--prove` does not), and a node that changed without a record
-is taken as unchanged. So a conversion that reorders or renames graph outputs, redeclares
-an input's shape, or rewires an unrecorded node is "PROVED: composing into a proof of the
-whole model", exit 0, and written.
+The soundness bug left (xfail, strict): `prove_run` (maxlower/prove/sites.py) proves the
+sites the run's records name and nothing else, so a node that changed without a record
+(a Where, whose schema is the same at both opsets, its inputs swapped by a pass) is taken
+as unchanged: "PROVED: composing into a proof of the whole model", exit 0, and written.
 """
 
 from __future__ import annotations
@@ -76,6 +75,7 @@ from passes.version.registry import ADAPTERS
 DT = ir.DataType
 Adapter = Callable[[ir.Node, ir.Node], "str | None"]
 REFUTED, INCONCLUSIVE, BOUNDED = "refuted", "inconclusive", "bounded"
+INTERFACE = "interface"  # refuted by the interface check: no input needed to show it
 NOT_PROVED = "not proved"  # refuted or inconclusive: what a fix of the xfail cases may give
 
 
@@ -287,7 +287,7 @@ def _with_default(model: onnx.ModelProto) -> onnx.ModelProto:
 
 
 REAL_MAX = ADAPTERS["Max", 13, 12]
-BUG = "soundness bug: convert --prove has no interface or unrecorded-change check"
+BUG = "soundness bug: convert --prove proves only the nodes the run's records name"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -298,7 +298,7 @@ class Case:
     key: tuple[str, int, int]
     wrong: Adapter
     witness: dict[str, np.ndarray]
-    expect: str  # REFUTED, INCONCLUSIVE, BOUNDED or NOT_PROVED
+    expect: str  # REFUTED, INTERFACE, INCONCLUSIVE, BOUNDED or NOT_PROVED
     says: str = ""  # in the verdict (inconclusive: the reason; bounded: the split named)
     right: Adapter | None = None
     whole_graph: bool = False  # force the pipeline's whole-graph path
@@ -340,17 +340,19 @@ CASES = {
     "3_input_shape_redeclared": Case(
         3, WITH_ADD, 12, ("Max", 13, 12), _whole_graph(REAL_MAX, _redeclare_input),
         {"a": np.array([1, 2], F32), "b": np.array([3, 4], F32)},
-        NOT_PROVED, whole_graph=True, judges=("onnxruntime",), xfail=BUG,
+        INTERFACE, "input 'b' is declared of shape [2] in the reference and [1]", whole_graph=True,
+        judges=("onnxruntime",),
     ),
     "4_outputs_swapped": Case(
         4, TWO_OUTPUTS, 12, ("Max", 13, 12), _whole_graph(REAL_MAX, _swap_outputs),
         {"a": np.array([1, 4], F32), "b": np.array([3, 2], F32)},
-        NOT_PROVED, whole_graph=True, xfail=BUG,
+        INTERFACE, "the outputs are in another order", whole_graph=True,
     ),
     "4_output_renamed": Case(
         4, TWO_OUTPUTS, 12, ("Max", 13, 12), _whole_graph(REAL_MAX, _rename_output),
         {"a": np.array([1, 4], F32), "b": np.array([3, 2], F32)},
-        NOT_PROVED, whole_graph=True, xfail=BUG,
+        INTERFACE, "output 'y2' of the reference is not an output of the candidate",
+        whole_graph=True,
     ),
     "4_outputs_renamed_across_nodes": Case(
         4, TWO_OUTPUTS, 12, ("Max", 13, 12), _whole_graph(lambda n, b: "renamed", _cross_rename),
@@ -439,8 +441,10 @@ def _differ(source, converted, feed, judge: str, only: list[str] | None = None) 
     expected = _outputs(source, feed, judge)
     try:
         actual = _outputs(converted, feed, judge)
-    except Exception:  # noqa: BLE001 (the runtime refuses what the source accepts)
-        return True
+    except Exception as error:  # the runtime refuses a feed the source accepts
+        if "invalid dimensions for input" in str(error).lower():
+            return True
+        raise
     if [n for n, _ in expected] != [n for n, _ in actual]:
         return True
     return any(
@@ -505,6 +509,12 @@ def test_convert_prove_does_not_prove_a_planted_conversion(name, tmp_path, monke
     assert "proof: PROVED" not in output, output
     if case.expect == NOT_PROVED:
         assert result.exit_code in (1, 5) and not out.exists(), output
+    elif case.expect == INTERFACE:
+        assert result.exit_code == 1 and not out.exists(), output
+        assert "proof: COUNTEREXAMPLE at node '<graph interface>'" in output, output
+        assert case.says in output, output
+        (site,) = [s for s in verdict["sites"] if s["kind"] == "interface"]
+        assert site["status"] == "counterexample" and case.says in site["reason"]
     elif case.expect == REFUTED or (case.klass == 5 and result.exit_code == 1):
         assert result.exit_code == 1, output
         assert "the difference is reproduced" in output, output
@@ -541,6 +551,9 @@ def test_the_library_does_not_prove_a_planted_conversion(name, monkeypatch):
     assert raised is not None, proof.summary()
     if case.expect == NOT_PROVED:
         assert raised.exit_code in (1, 5), str(raised)
+    elif case.expect == INTERFACE:
+        assert isinstance(raised, CounterexampleFound) and raised.exit_code == 1
+        assert case.says in str(raised) and proof.first_failure.kind == "interface"
     elif case.expect == REFUTED:
         assert isinstance(raised, CounterexampleFound) and raised.exit_code == 1
         found = proof.counterexample
