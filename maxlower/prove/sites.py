@@ -352,7 +352,27 @@ def prove_run(before: onnx.ModelProto, outcome, job, options: ProofOptions) -> S
     `--prove` and the library's `prove=` both call this."""
     from maxlower.changes import stages
 
-    return prove_stages(stages(before, outcome, job), options)
+    report = prove_stages(stages(before, outcome, job), options)
+    changed = _interface_proof(before, outcome.proto)
+    if changed is not None:
+        report.sites.append(changed)
+    return report
+
+
+def _interface_proof(before: onnx.ModelProto, after: onnx.ModelProto) -> SiteProof | None:
+    """A refutation of a run that changed the model's interface (its inputs' or outputs'
+    names, order, element types, declared shapes or defaults: maxlower.prove.models, the
+    rule every door applies), else None. The sites prove values by name, so a run that
+    reorders, renames or retypes the graph's inputs or outputs would compose out of proved
+    sites; no input is needed to show that a caller sees the difference."""
+    differences = interface_differences(before, after)
+    if not differences:
+        return None
+    reason = f"the run changed the model's interface: {'; '.join(differences)}"
+    return SiteProof(
+        "interface", "main graph", "<graph interface>", "-", "interface", "-",
+        COUNTEREXAMPLE, 0.0, 0, reason, None,
+    )  # fmt: skip
 
 
 def prove_site(
