@@ -20,7 +20,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests import budget
+from tests import budget, tiers
 
 SHARED = settings(
     deadline=None,
@@ -60,6 +60,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Records every collected test, before `-m` deselects either tier; after, in a run of
     both tiers, keeps one item of each fuzz test: the one of the profile's tier (the other
     would repeat it, at the same budget)."""
+    tiers.thin(items)  # (before `-m` selects a tier)
     config.stash[_COLLECTED] = list(items)
     result = yield
     keep = "default" if settings.get_current_profile_name() == "default" else "slow"

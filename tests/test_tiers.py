@@ -119,3 +119,15 @@ def test_no_test_reads_a_budget_from_an_environment_variable():
             if names:
                 found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert found == []
+
+
+def test_every_thinned_matrix_is_a_test_with_items_in_both_tiers(whole_suite):
+    """tests/tiers.py THINNED names tests that exist (a misspelt one would thin nothing),
+    each keeping items in the default tier and giving some to the slow one."""
+    from tests import tiers
+
+    by_test: dict[str, set[str]] = {}
+    for item in whole_suite:
+        by_test.setdefault(item.nodeid.split("[")[0], set()).add(tier_of(item))
+    for test in tiers.THINNED:
+        assert by_test.get(test) == {"default", "slow"}, (test, by_test.get(test))
