@@ -86,9 +86,13 @@ def campaign(minutes: float, out: pathlib.Path, timeout: float, cli_every: int, 
                 by_mutation[(kind, pair.mutation)] += 1
             if record.unconfirmed_refutation:
                 counts["unconfirmed_refutation"] += 1
-            if kind or record.unconfirmed_refutation:
-                name = f"{index[0]:05d}-{kind or 'unconfirmed_refutation'}.txt"
-                why = record.failure or record.false_refutation or record.unconfirmed_refutation
+            if record.runtime_disagreement:
+                counts["runtime_disagreement"] += 1
+            other = record.unconfirmed_refutation or record.runtime_disagreement
+            if kind or other:
+                label = "unconfirmed_refutation" if record.unconfirmed_refutation else "runtime"
+                name = f"{index[0]:05d}-{kind or label}.txt"
+                why = record.failure or record.false_refutation or other
                 (witnesses / name).write_text(f"# {why}\n{record.verdict_text}\n" + pair.text())
             line = json.loads(record.to_json())
             line["index"], line["failure_class"] = index[0], kind
@@ -120,6 +124,10 @@ def table(counts, by_mutation, total, args) -> str:
         (
             "refutations nothing confirms (no model-level counterexample)",
             counts["unconfirmed_refutation"],
+        ),
+        (
+            "PROVED, equal in onnx.reference, onnxruntime computes the candidate otherwise",
+            counts["runtime_disagreement"],
         ),
     ]
     lines = ["| count | pairs |", "|---|---:|", *(f"| {k} | {v} |" for k, v in rows)]

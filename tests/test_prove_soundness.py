@@ -659,3 +659,25 @@ def test_a_region_refutation_names_a_reason_never_none():
     assert ": None" not in report.summary()
     assert set(report.counterexample.inputs) == {"x", "w", "y"}  # the models' own inputs
     assert report.counterexample.reproduced
+
+
+# --- a region whose values nothing reads (the final campaign: exit 4) -------------------------
+DEAD_SIG = "(int64[N,3] x, int64[N,3] y, int64 k) => (int64 m)"
+DEAD_REF = _model(DEAD_SIG, "a = ArgMin<axis = 1, keepdims = 0>(y)\nm = Max(k, k)")
+# ArgMin over axis 0 fails at N = 0 (an empty axis), where the reference runs: onnx.reference
+# runs every node, read or not
+DEAD_CAND = _model(DEAD_SIG, "a = ArgMin<axis = 0, keepdims = 0>(y)\nm = Max(k, k)")
+
+
+@pytest.mark.parametrize("door", ["cli", "library"])
+def test_a_region_nothing_reads_is_proved_or_refuted_never_an_internal_error(tmp_path, door):
+    if door == "cli":
+        result = _cli("prove", *_pair(tmp_path, DEAD_REF, DEAD_CAND), "--max-dim", "2")
+        assert result.returncode == 1, result.stdout + result.stderr
+        assert "the candidate cannot run where the reference runs" in result.stdout
+        assert "replayed: onnx.reference fails" in result.stdout
+    else:
+        report = prove_models(DEAD_REF, DEAD_CAND, max_dim=2)
+        assert report.status == "counterexample", report.summary()
+        assert report.counterexample.dims == {"N": 0} and report.counterexample.reproduced
+        assert prove_models(DEAD_REF, DEAD_REF, max_dim=2).ok

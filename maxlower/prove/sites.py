@@ -47,6 +47,7 @@ from maxlower.prove.core import (
     ProofReport,
     counterexample_of,
     finish_report,
+    first_output,
     interface_refutation,
     invalid_candidate,
     model_witness,
@@ -696,7 +697,7 @@ def _refuted_only_where_the_models_differ(report, reference, candidate, policy):
                 site.proof.counterexample = Counterexample(
                     dims,
                     shown,
-                    reference.graph.output[0].name,
+                    first_output(reference),
                     None,
                     "a result",
                     f"onnx.reference checking shape annotations fails: {how[12:]}",
