@@ -41,10 +41,12 @@ Classes, and what conversion can and cannot produce:
    its default: refuted (never exit 4); the right form proved.
 10. (the bound named: tests/test_prove_soundness.py has both doors.)
 
-The soundness bug left (xfail, strict): `prove_run` (maxlower/prove/sites.py) proves the
+A soundness bug this file found, fixed: `prove_run` (maxlower/prove/sites.py) proved the
 sites the run's records name and nothing else, so a node that changed without a record
-(a Where, whose schema is the same at both opsets, its inputs swapped by a pass) is taken
+(a Where, whose schema is the same at both opsets, its inputs swapped by a pass) was taken
 as unchanged: "PROVED: composing into a proof of the whole model", exit 0, and written.
+Now every graph's other nodes, inputs, outputs and initializers must be the same before
+and after (`_unrecorded_changes`), or the proof is inconclusive.
 """
 
 from __future__ import annotations
@@ -335,7 +337,7 @@ CASES = {
     "3_unrecorded_where_rewired": Case(
         3, WITH_WHERE, 12, ("Max", 13, 12), _whole_graph(REAL_MAX, _swap_where_inputs),
         {"a": np.array([1, 2], F32), "b": np.array([3, 4], F32), "c": np.array([1, 0], bool)},
-        NOT_PROVED, whole_graph=True, xfail=BUG,
+        NOT_PROVED, whole_graph=True,
     ),
     "3_input_shape_redeclared": Case(
         3, WITH_ADD, 12, ("Max", 13, 12), _whole_graph(REAL_MAX, _redeclare_input),

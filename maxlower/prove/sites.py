@@ -24,6 +24,7 @@ does: the report's method is "sites". A relabelled node keeps its node, so it is
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 import time
@@ -276,11 +277,114 @@ def prove_stages(stages: Iterable, options: ProofOptions) -> SitesReport:
                 prove_site(stage.name, site, stage.before, stage.after, before, after, options)
             )
         proofs += [_unplaced_proof(stage.name, record) for record in [*unpaired, *unplaced]]
+        proofs += _unrecorded_changes(stage.name, before, after, found, _names_read(stage.after))
     assumptions = sorted({a for p in proofs if p.proof for a in p.proof.assumptions})
     return SitesReport(proofs, policy, time.perf_counter() - start, "sites", assumptions)
 
 
 CHANGED_RELABEL = "relabelled, but changed"
+
+
+def _names_read(model: onnx.ModelProto) -> set[str]:
+    """Every value name something in the model reads: a node (in any graph, a function's
+    included) or a graph's outputs."""
+    graphs = [g for top in [model.graph] for g in graph_protos(top)]
+    bodies = [*graphs, *model.functions]
+    names = {name for body in bodies for node in body.node for name in node.input}
+    for function in model.functions:  # (a function body's subgraphs)
+        for node in function.node:
+            for attribute in node.attribute:
+                for sub in [attribute.g] * attribute.HasField("g") + list(attribute.graphs):
+                    for g in graph_protos(sub):
+                        names |= {n for node2 in g.node for n in node2.input}
+                        names |= {o.name for o in g.output}
+    names |= {o.name for g in graphs for o in g.output}
+    names |= {o for f in model.functions for o in f.output}
+    return names
+
+
+def _unrecorded_changes(stage: str, before, after, found, read: set[str]) -> list[SiteProof]:
+    """What a stage changed that no site covers: the sites prove the nodes the run's
+    records name, so each graph's other nodes (their subgraphs compared as graphs of their
+    own), its inputs and outputs (a subgraph's or a function's: the main graph's are the
+    interface) and its initializers must be the same before and after; any other change
+    is unproved (inconclusive, named), never taken as proved."""
+    covered = {where: ([], []) for where in before}
+    for site in found:
+        was, now = covered.setdefault(site.where, ([], []))
+        was += [_shallow(n) for n in site.before]
+        now += [_shallow(n) for n in site.after]
+    proofs = []
+    for where in before:
+        if where not in after:  # (a subgraph of a node a site rewrote: in that site)
+            continue
+        was, now = before[where], after[where]
+        site_was, site_now = covered[where]
+        left = collections.Counter(_shallow(n) for n in was.nodes)
+        right = collections.Counter(_shallow(n) for n in now.nodes)
+        left.subtract(collections.Counter(site_was))
+        right.subtract(collections.Counter(site_now))
+        # a node whose outputs nothing reads after the run is no change of what it computes
+        # (a Constant of axes that became an attribute, left behind or removed)
+        live = lambda key: any(name in read for name in key[3] if name)  # noqa: E731
+        changed = [k for k in (+left - +right) if live(k)] or [
+            k for k in (+right - +left) if live(k)
+        ]
+        what = None
+        if changed:
+            _, op_type, _, outputs, _ = changed[0]
+            what = f"the {op_type} node that makes {', '.join(map(repr, outputs))} changed"
+        elif where != "main graph" and (was.inputs, was.outputs) != (now.inputs, now.outputs):
+            what = "its inputs or outputs changed"
+        else:
+            tensors = [n for n in was.constants & now.constants if _differs(was, now, n)]
+            what = f"initializer {sorted(tensors)[0]!r} changed" if tensors else None
+        if what is not None:
+            reason = (
+                f"{what} in {where}, but the run recorded no rewrite of it: no site "
+                f"covers it, so nothing proves it; {REMEDY}"
+            )
+            site = (stage, where, "<unrecorded change>", "-", "unrecorded", "-")
+            proofs.append(SiteProof(*site, INCONCLUSIVE, 0.0, 0, reason, None))
+    return proofs
+
+
+def _shallow(node: onnx.NodeProto) -> tuple:
+    """What the node computes, as a key: its domain, op, inputs, outputs and attribute
+    values (a tensor by its type, shape and bytes), without its name, its doc string or
+    how a writer spelled the protobuf (an empty field written or left out), and without
+    its subgraphs' bodies, each compared as a scope of its own."""
+    attributes = []
+    for attribute in sorted(node.attribute, key=lambda a: a.name):
+        if attribute.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
+            value: object = "subgraph"
+        elif attribute.ref_attr_name:
+            value = ("ref", attribute.ref_attr_name)
+        else:
+            value = _attribute_key(onnx.helper.get_attribute_value(attribute))
+        attributes.append((attribute.name, attribute.type, value))
+    return (node.domain or "", node.op_type, tuple(node.input), tuple(node.output),
+            tuple(attributes))  # fmt: skip
+
+
+def _attribute_key(value) -> object:
+    if isinstance(value, onnx.TensorProto):
+        if value.data_location == onnx.TensorProto.EXTERNAL:  # (its bytes are elsewhere)
+            return ("external", value.SerializeToString(deterministic=True))
+        array = onnx.numpy_helper.to_array(value)
+        return ("tensor", value.data_type, tuple(array.shape), array.tobytes())
+    if isinstance(value, list):
+        return tuple(_attribute_key(v) for v in value)
+    if isinstance(value, float):
+        return ("float", np.float32(value).tobytes())  # (NaN equal to itself)
+    if isinstance(value, (int, bytes, str)):
+        return value
+    return repr(value)
+
+
+def _differs(was, now, name: str) -> bool:
+    a, b = was.tensors.get(name), now.tensors.get(name)
+    return a is None or b is None or a.SerializeToString() != b.SerializeToString()
 
 
 def _relabels_checked(
