@@ -12,18 +12,22 @@ everywhere is said here once:
 - no deadline: a case runs onnxruntime and the checker, whose times vary with the machine's
   load (the CI runs two workers on two cores);
 - the health checks for slow and large draws are off: the strategies draw whole models, which
-  are large and slow to draw by design, and some filter for the cases a test is about.
+  are large and slow to draw by design, and some filter for the cases a test is about;
+- no explain phase: after a failure it runs every case again under `sys.settrace`, which
+  makes a case that converts and runs a model a hundred times slower. A test that expects a
+  failure (a planted bug the harness must find) then ran for over an hour in CI.
 """
 
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 from tests import budget, tiers
 
 SHARED = settings(
     deadline=None,
+    phases=[phase for phase in Phase if phase is not Phase.explain],
     suppress_health_check=[
         HealthCheck.too_slow,
         HealthCheck.data_too_large,
