@@ -905,6 +905,80 @@ def mutate_reorder_nodes(draw, drawn, cand):
     return None
 
 
+def _default_opset(model: onnx.ModelProto) -> int:
+    return next(i.version for i in model.opset_import if i.domain in ("", "ai.onnx"))
+
+
+def mutate_dead_node(draw, drawn, cand):
+    """A node only the candidate has, whose value nothing reads: an Unsqueeze of x at an
+    axis in or out of range (onnx.reference runs every node: one that fails makes the
+    whole candidate fail; the proof by regions once dropped it as dead code)."""
+    rank = len(drawn.values["x"][1])
+    axis = draw(st.sampled_from([0, rank, -1, rank + 1, -(rank + 2), 5]))
+    dead = _fresh(cand, "dead")
+    if _default_opset(cand) >= 13:
+        axes = _fresh(cand, "dead_axes")
+        cand.graph.initializer.append(onnx.numpy_helper.from_array(np.array([axis]), axes))
+        cand.graph.node.append(helper.make_node("Unsqueeze", ["x", axes], [dead]))
+    else:
+        cand.graph.node.append(helper.make_node("Unsqueeze", ["x"], [dead], axes=[axis]))
+    runs = -(rank + 1) <= axis <= rank
+    return f"dead_unsqueeze_{'in' if runs else 'out_of'}_range", None
+
+
+def mutate_axes_twice(draw, drawn, cand):
+    """A reduction's axes with one axis named twice (an error in ONNX: onnx.reference
+    rejects it; the interpreter once merged the two)."""
+    spots = _nodes(
+        cand,
+        lambda n: (
+            n.op_type in ("ReduceMax", "ReduceMin", "ReduceSum")
+            and n.domain == ""
+            and _reduce_axes(n, cand)
+        ),
+    )
+    if not spots:
+        return None
+    where, graph, i = draw(st.sampled_from(spots))
+    node = graph.node[i]
+    axes = _reduce_axes(node, cand)
+    twice = [axes[0], *axes]
+    for a in node.attribute:
+        if a.name == "axes":
+            a.ints[:] = twice
+            break
+    else:  # axes as an input: a new initializer (the old one may be read elsewhere)
+        name = _fresh(cand, "axes_twice")
+        cand.graph.initializer.append(onnx.numpy_helper.from_array(np.array(twice), name))
+        node.input[1] = name
+    return f"axes_twice_{node.op_type}" + _at(where), None
+
+
+def mutate_plus_zero(draw, drawn, cand):
+    """`v + 0.0` in place of a float value v that a node reads (a Div's divisor where there
+    is one): equal to v but for the sign of a zero (-0.0 + 0.0 is +0.0), which a Div tells
+    apart (1/-0.0 is -inf): the ±0 policy holds at the model's outputs, not inside."""
+    floats = {n for n, (d, _) in drawn.values.items() if d in FLOATS}
+    spots = [
+        (node, k)
+        for node in cand.graph.node
+        for k, name in enumerate(node.input)
+        if name in floats and node.domain == ""
+    ]
+    if not spots:
+        return None
+    divisors = [(node, k) for node, k in spots if node.op_type == "Div" and k == 1]
+    node, k = draw(st.sampled_from(divisors or spots))
+    value = node.input[k]
+    zero, shifted = _fresh(cand, "zero"), _fresh(cand, "plus_zero")
+    dtype = helper.tensor_dtype_to_np_dtype(drawn.values[value][0])
+    cand.graph.initializer.append(onnx.numpy_helper.from_array(np.array(0.0, dtype), zero))
+    cand.graph.node.append(helper.make_node("Add", [value, zero], [shifted]))
+    node.input[k] = shifted
+    _toposort(cand.graph)
+    return f"plus_zero_{node.op_type}", None
+
+
 MUTATIONS = {
     "swap": mutate_swap,
     "flip": mutate_flip,
@@ -919,6 +993,9 @@ MUTATIONS = {
     "reduce_as_chain": mutate_reduce_as_chain,
     "rewrite": mutate_rewrite,
     "reorder_nodes": mutate_reorder_nodes,
+    "dead_node": mutate_dead_node,
+    "axes_twice": mutate_axes_twice,
+    "plus_zero": mutate_plus_zero,
 }
 
 

@@ -24,6 +24,7 @@ pytest.importorskip("z3", reason="the prover needs z3-solver: pip install -e '.[
 
 from maxlower.errors import CounterexampleFound, ProofInconclusive
 from maxlower.prove import ProofOptions
+from maxlower.prove.core import Policy
 from maxlower.prove.sites import (
     FULL_ELEMENTS,
     prove_models,
@@ -92,11 +93,12 @@ def no_isnan(monkeypatch):
     [
         ("nested_opset18.onnx", ["convert", "--opset", "11"], ["full"]),
         ("max_bfloat16_opset13.onnx", ["lower", "-p", "primitives"], ["full"]),
-        # a PyTorch export: ReduceMax over 2048 elements, ArgMax over 8
+        # a PyTorch export: ReduceMax over 2048 elements, ArgMax over 8, each with its
+        # constant axes moved to the attribute: one node by the schemas, at any size
         (
             "../../tests/fixtures/models/pointnet.dynamo.onnx",
             ["convert", "--opset", "11"],
-            ["semilattice", "full"],
+            ["schema", "schema"],
         ),
     ],
 )
@@ -117,13 +119,17 @@ def test_example_models_prove_site_by_site(tmp_path, example, args, methods):
     assert html.count("class='proof'>Proof: <span class='status ok'>PROVED") == len(methods)
 
 
-def test_constant_axes_stay_constants_and_a_large_max_only_site_proves_by_semilattice(tmp_path):
+def test_constant_axes_moved_to_the_attribute_are_proved_by_the_schemas_at_any_size(tmp_path):
+    """ReduceMax-18's constant axes input made ReduceMax-13's attribute: one node, one
+    function by the schemas (method schema), at 4096 elements, with the assumption listed."""
     original = pathlib.Path(tmp_path / "r.onnx")
     onnx.save(REDUCE_CONST_AXES, original)
     result = _cli("convert", original, "--opset", "13", "--prove", "--json", tmp_path / "j.json")
     assert result.exit_code == 0, result.output
-    (site,) = json.loads((tmp_path / "j.json").read_text())["proof"]["sites"]
-    assert site["method"] == "semilattice" and site["elements"] == 4096 > FULL_ELEMENTS
+    proof = json.loads((tmp_path / "j.json").read_text())["proof"]
+    (site,) = proof["sites"]
+    assert site["method"] == "schema" and site["elements"] == 4096 > FULL_ELEMENTS
+    assert any("ReduceMax-13 and ReduceMax-18 compute the same" in a for a in proof["assumptions"])
 
 
 def test_site_models_keep_initializers_as_constants_and_type_free_inputs():
@@ -285,7 +291,7 @@ def test_prove_composes_region_proofs_when_the_whole_model_is_outside_the_fragme
     assert "PROVED: 1 site proved" in result.output and "method sites" in result.output
     assert "compute the same at opsets 18 and 13" in result.output
     data = json.loads(report.read_text())
-    assert data["method"] == "sites" and data["sites"][0]["method"] == "semilattice"
+    assert data["method"] == "sites" and data["sites"][0]["method"] == "schema"
 
 
 def test_prove_finds_the_differing_region_that_is_wrong(tmp_path):
@@ -358,7 +364,7 @@ def test_prove_report_page_shows_each_region_with_its_status(tmp_path):
     assert result.exit_code == 0, result.output
     html = page.read_text()
     assert "<span class='status ok'>PROVED: 1 site proved" in html
-    assert "class='proof'>Proof: <span class='status ok'>PROVED</span> (method semilattice" in html
+    assert "class='proof'>Proof: <span class='status ok'>PROVED</span> (method schema" in html
 
 
 def test_a_wrong_max_only_region_at_4096_elements_is_refuted_by_the_semilattice_witness():
@@ -385,20 +391,44 @@ def test_a_wrong_max_only_region_at_4096_elements_is_refuted_by_the_semilattice_
     )
 
 
+# a max-only region beside a Conv (the whole model is outside the fragment): a ReduceMax
+# as a Max of two halves, past the full solver's 64 elements
+MAX_TREE_REFERENCE = _model(
+    '<ir_version: 8, opset_import: ["" : 13]>\n'
+    "g (float[1,1,10,10] x, float[1,1,1,1] w) => (float[1,1,1,1] y) "
+    "{ c = Conv(x, w)  y = ReduceMax <axes = [2, 3], keepdims = 1> (c) }"
+)
+MAX_TREE_CANDIDATE = _model(
+    '<ir_version: 8, opset_import: ["" : 13]>\n'
+    "g (float[1,1,10,10] x, float[1,1,1,1] w) => (float[1,1,1,1] y) "
+    "<int64[1] s0 = {0}, int64[1] e0 = {5}, int64[1] s1 = {5}, int64[1] e1 = {10}, "
+    "int64[1] two = {2}> {\n"
+    "  c = Conv(x, w)  lo = Slice(c, s0, e0, two)  hi = Slice(c, s1, e1, two)\n"
+    "  a = ReduceMax <axes = [2, 3], keepdims = 1> (lo)\n"
+    "  b = ReduceMax <axes = [2, 3], keepdims = 1> (hi)\n  y = Max(a, b)\n}"
+)
+
+
 def test_signed_zeros_policy_does_not_take_the_semilattice_shortcut():
     """The set argument counts -0.0 equal to +0.0, so under signed zeros a max-only site
-    is proved in full (or not at all), never by the sets."""
+    is proved in full (or not at all), never by the sets; the schemas' argument (one node,
+    one function, the same bits) holds under either policy, at any size."""
     small = _model(
         '<ir_version: 8, opset_import: ["" : 18]>\n'
         "g (float[2,3] x) => (float[2,1] y) <int64[1] axes = {1}> "
         "{ y = ReduceMax <keepdims=1> (x, axes) }"
     )
-    _, report = maxlower.convert_with_report(small, 13, prove={"signed_zeros": True})
-    assert [s.method for s in report.proof.sites] == ["full"] and report.proof.ok
-    _, report = maxlower.convert_with_report(small, 13, prove=True)
-    assert [s.method for s in report.proof.sites] == ["semilattice"]
-    with pytest.raises(ProofInconclusive, match="4096 elements"):
-        maxlower.convert(REDUCE_CONST_AXES, 13, prove=ProofOptions(signed_zeros=True))
+    for prove in ({"signed_zeros": True}, True):
+        _, report = maxlower.convert_with_report(small, 13, prove=prove)
+        assert [s.method for s in report.proof.sites] == ["schema"] and report.proof.ok
+    _, report = maxlower.convert_with_report(
+        REDUCE_CONST_AXES, 13, prove=ProofOptions(signed_zeros=True)
+    )
+    assert [s.method for s in report.proof.sites] == ["schema"] and report.proof.ok
+    sites = prove_models(MAX_TREE_REFERENCE, MAX_TREE_CANDIDATE, policy=Policy(signed_zeros=True))
+    assert "semilattice" not in [s.method for s in sites.sites]
+    sites = prove_models(MAX_TREE_REFERENCE, MAX_TREE_CANDIDATE)
+    assert [s.method for s in sites.sites] == ["semilattice"] and sites.status == "proved"
 
 
 # --- found by a red-team pass: changes that no site held --------------------------------------

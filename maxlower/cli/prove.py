@@ -60,6 +60,11 @@ def _parse_dims(ctx, param, values) -> dict[str, int]:
     return dims
 
 
+# the least --timeout of `prove A B`: the command's clock starts with the process, and
+# start-up (Python, onnx, z3) takes 2 to 2.5 s on 2 cores; a smaller one ended past
+# --timeout + 10 % (red team 3, F6)
+MIN_TIMEOUT = 5.0
+
 PROVE_FLAGS = {"prove_max_dim": "--prove-max-dim", "prove_timeout": "--prove-timeout"}
 
 
@@ -158,7 +163,8 @@ Examples:
     "--timeout",
     type=Number("--timeout"),
     default=None,
-    help="Seconds for the whole proof (default 60; with --rules, per instance, 20).",
+    help="Seconds for the whole command, start-up included (default 60, at least "
+    f"{MIN_TIMEOUT:g}); with --rules, per instance (default 20).",
 )
 @click.option("--signed-zeros", is_flag=True, help="Count -0.0 and +0.0 as different.")
 @click.option(
@@ -216,6 +222,12 @@ def prove(
         require_solver()
         if rules:
             sys.exit(_rules(max_dim, timeout, signed_zeros, json_path))
+        if timeout is not None and timeout < MIN_TIMEOUT:
+            raise InvalidModelError(
+                f"--timeout {timeout:g}: a proof of two models takes at least {MIN_TIMEOUT:g} s, "
+                "since --timeout counts from the command's start and starting Python, onnx "
+                f"and z3 takes about 2 s of it; give --timeout {MIN_TIMEOUT:g} or more"
+            )
         sys.exit(
             _models(
                 reference,

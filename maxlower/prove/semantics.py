@@ -626,16 +626,25 @@ class Interpreter:
             out.append(value)
         return out
 
-    def axes(self, args, attrs, index: int, rank: int, name: str = "axes"):
-        """Axes from input `index` (if given) or the attribute, made non-negative."""
+    def axes(self, args, attrs, index: int, rank: int, name: str = "axes", op: str = ""):
+        """Axes from input `index` (if given) or the attribute, made non-negative. An
+        empty list is defined only as a reduction's input (all axes, or none with
+        noop_with_empty_axes); given as an attribute, or to Squeeze, onnx.reference and
+        onnxruntime read it differently (red team 4), so it is no run of ONNX."""
         given = args[index] if len(args) > index else None
         if given is not None:
+            one_dimensional(given, f"{op} {name} input")
             listed = self.ints(given, lambda: split_domain("axes input", rank), f"{name} input")
         else:
             listed = attrs.get(name)
         if listed is None:
             return None
-        return [a + rank if a < 0 else a for a in listed]
+        if not listed and (given is None or op == "Squeeze"):
+            raise NotRunnable(
+                f"{op} with an empty {name} list given, which onnx.reference and onnxruntime "
+                "read differently"
+            )
+        return checked_axes(listed, rank, f"{name} {list(listed)}")
 
     # -- ops ----------------------------------------------------------------------------
     def op_Identity(self, args, attrs, env):
@@ -799,7 +808,7 @@ class Interpreter:
     def _reduce(self, args, attrs, direction: int | None, op: str):
         x = args[0]
         rank = len(x.shape)
-        axes = self.axes(args, attrs, 1, rank)
+        axes = self.axes(args, attrs, 1, rank, op=op)
         keepdims = attrs.get("keepdims", 1)
         if not axes:
             if attrs.get("noop_with_empty_axes", 0):
@@ -930,6 +939,9 @@ class Interpreter:
         if len(args) > 1:
             dims = max(x.shape) if x.shape else 1
             given = [args[k] if len(args) > k else None for k in range(1, 5)]
+            for tensor, what in zip(given, ("starts", "ends", "axes", "steps")):
+                if tensor is not None:
+                    one_dimensional(tensor, f"Slice {what} input")
             starts = self.ints(given[0], lambda: split_domain("Slice starts", dims), "Slice starts")
             ends = self.ints(given[1], lambda: split_domain("Slice ends", dims), "Slice ends")
             axes = self.ints(given[2], lambda: split_domain("Slice axes", rank), "Slice axes")
@@ -937,10 +949,10 @@ class Interpreter:
         else:
             starts, ends, axes, steps = attrs["starts"], attrs["ends"], attrs.get("axes"), None
         axes = list(range(len(starts))) if axes is None else axes
+        axes = checked_axes(axes, rank, f"Slice axes {list(axes)}")
         steps = [1] * len(starts) if steps is None else steps
         index = [slice(None)] * rank
         for s, e, a, st in zip(starts, ends, axes, steps):
-            a = a + rank if a < 0 else a
             index[a] = _slice(s, e, st, x.shape[a])
         return Tensor(x.dtype, x.arr[tuple(index)])
 
@@ -950,7 +962,7 @@ class Interpreter:
 
     def op_Squeeze(self, args, attrs, env):
         x = args[0]
-        axes = self.axes(args, attrs, 1, len(x.shape))
+        axes = self.axes(args, attrs, 1, len(x.shape), op="Squeeze")
         if axes is None:
             axes = [i for i, d in enumerate(x.shape) if d == 1]
         return Tensor(x.dtype, np.squeeze(x.arr, tuple(axes)) if axes else x.arr)
@@ -958,6 +970,15 @@ class Interpreter:
     def op_Unsqueeze(self, args, attrs, env):
         x = args[0]
         given = args[1] if len(args) > 1 else None
+        if given is not None:
+            one_dimensional(given, "Unsqueeze axes input")
+        elif list(attrs["axes"]) != sorted(attrs["axes"]):
+            # the spec says their order does not matter, and onnxruntime agrees; onnx.reference's
+            # Unsqueeze-1/11 inserts them in the order listed (red team 4): no run is agreed
+            raise NotRunnable(
+                f"Unsqueeze axes {list(attrs['axes'])} out of order, which onnx.reference "
+                "reads otherwise than the spec and onnxruntime"
+            )
         listed = (
             self.ints(
                 given,
@@ -968,7 +989,7 @@ class Interpreter:
             else attrs["axes"]
         )
         rank = len(x.shape) + len(listed)
-        axes = sorted(a + rank if a < 0 else a for a in listed)
+        axes = sorted(checked_axes(listed, rank, f"Unsqueeze axes {list(listed)}"))
         out = x.arr
         for a in axes:
             out = np.expand_dims(out, a)
@@ -1243,6 +1264,30 @@ def identity_of(dtype: int, direction: int):
 
 def _numpy(dtype: int) -> np.dtype:
     return onnx.helper.tensor_dtype_to_np_dtype(dtype)
+
+
+def one_dimensional(tensor, what: str) -> None:
+    """A list given as an input (axes, Slice's bounds) is a 1-D tensor in ONNX: a scalar or
+    a 2-D one is rejected by onnxruntime (and by onnx.reference's Squeeze-13), so it is no
+    run, never a list read through a reshape (red team 4)."""
+    if len(tensor.shape) != 1:
+        raise NotRunnable(f"{what} of rank {len(tensor.shape)}: ONNX takes a 1-D tensor")
+
+
+def checked_axes(listed, rank: int, what: str) -> list[int]:
+    """`listed` made non-negative: the one check of a list of axes (a reduction's, Squeeze's,
+    Unsqueeze's, Slice's). An axis outside [-rank, rank-1], or one named twice, is an error
+    in ONNX (onnx.reference and onnxruntime reject both; Slice's spec leaves a repeated
+    axis undefined): NotRunnable, so a reference has no run there and a candidate cannot
+    run, never an axis silently merged or overwritten."""
+    axes = []
+    for axis in listed:
+        if not -rank <= axis < rank:
+            raise NotRunnable(f"{what}: axis {axis} is out of range for rank {rank} (an error)")
+        axes.append(axis + rank if axis < 0 else axis)
+    if len(set(axes)) != len(axes):
+        raise NotRunnable(f"{what} names an axis twice (an error in ONNX)")
+    return axes
 
 
 def _slice(start: int, end: int, step: int, n: int) -> slice:

@@ -29,6 +29,7 @@ import dataclasses
 import json
 import time
 from collections.abc import Iterable
+from dataclasses import replace
 
 import numpy as np
 import onnx
@@ -39,6 +40,7 @@ from maxlower.errors import CounterexampleFound, ProofFailed, ProofInconclusive
 from maxlower.prove import ProofOptions
 from maxlower.prove import budget as budgets
 from maxlower.prove.budget import OverBudget
+from maxlower.prove.canonical import same_by_schema
 from maxlower.prove.core import (
     COUNTEREXAMPLE,
     INCONCLUSIVE,
@@ -498,9 +500,20 @@ def prove_site(
         reference, candidate = site_models(
             site, before_model, after_model, before[site.where], after[site.where]
         )
-        status, method, elements, reason, proof = _decide(
-            reference, candidate, options, dims, remedy
-        )
+        reader = None
+        if not options.signed_zeros:
+            reader = _zero_sign_reader(site, before[site.where], after[site.where])
+        assumption = same_by_schema(reference, candidate)
+        if assumption is not None:  # one function by the spec: every size, bit for bit
+            elements = _elements(reference.graph.input, options.max_dim)
+            policy = Policy(signed_zeros=options.signed_zeros)
+            by_schema = ProofReport(PROVED, policy, [], [assumption], "schema")
+            decided = (PROVED, "schema", elements, None, by_schema)
+        elif reader is None:
+            decided = _decide(reference, candidate, options, dims, remedy)
+        else:
+            decided = _decide_signed_zeros(reference, candidate, options, dims, remedy, reader)
+        status, method, elements, reason, proof = decided
     except SiteOutside as error:
         status, method, elements, reason, proof = INCONCLUSIVE, "-", 0, f"{error}; {remedy}", None
     except OverBudget as error:  # (the semilattice run of a huge Loop, say)
@@ -520,6 +533,55 @@ def prove_site(
         reason,
         proof,
     )
+
+
+# Ops whose result is the same whichever zero an input holds: they compare, or read a
+# magnitude or a shape. A site whose outputs only these read (or the model's outputs,
+# where the ±0 policy applies) may be proved with -0.0 and +0.0 counted equal.
+ZERO_SIGN_BLIND = frozenset(
+    {
+        "Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "Abs", "IsNaN", "IsInf",
+        "Shape", "Size", "ArgMax", "ArgMin",
+    }
+)  # fmt: skip
+
+
+def _zero_sign_reader(site: Site, before: Scope, after: Scope) -> str | None:
+    """What reads one of the site's outputs and may tell -0.0 from +0.0 (a node of another
+    op, or a subgraph's or function's output, whose readers are elsewhere), in words; None
+    when only the main graph's outputs and ZERO_SIGN_BLIND nodes read them. The ±0 policy
+    is about the model's outputs: a region equal only up to the sign of zero, read by a
+    Reciprocal or a Div, gives ±inf downstream (red team 3, F1 and F2)."""
+    for scope in (after, before):
+        final = set(scope.outputs) if scope.where == "main graph" else set()
+        for name in site.outputs:
+            if name in scope.outputs and name not in final:
+                return f"output {name!r} of {scope.where}"
+            for node in scope.nodes:
+                if node in site.after or node in site.before:
+                    continue
+                if name in node.input or name in reads([node]):
+                    if node.domain in ("", "ai.onnx") and node.op_type in ZERO_SIGN_BLIND:
+                        continue
+                    return f"{node.op_type} node {node_label(node)!r}"
+    return None
+
+
+def _decide_signed_zeros(reference, candidate, options: ProofOptions, dims, remedy, reader):
+    """`_decide` for a site whose outputs `reader` may tell -0.0 from +0.0: proved with
+    the zeros distinct; where only the ±0 policy proves it, inconclusive, saying why."""
+    strict = _decide(reference, candidate, replace(options, signed_zeros=True), dims, remedy)
+    if strict[0] == PROVED:
+        return strict
+    loose = _decide(reference, candidate, options, dims, remedy)
+    if loose[0] != PROVED:
+        return loose
+    reason = (
+        f"it is equal only with -0.0 and +0.0 counted equal, and its value reaches {reader}, "
+        "which may tell them apart (1/x is -inf or +inf): the ±0 policy holds at the "
+        f"model's outputs, not inside it; {remedy}"
+    )
+    return INCONCLUSIVE, loose[1], loose[2], reason, None
 
 
 def _decide(reference, candidate, options: ProofOptions, dims, remedy: str):
@@ -674,6 +736,11 @@ def _value_info(name: str, first: Scope, then: Scope, what: str) -> onnx.ValueIn
     type_proto = first.type_protos.get(name) or then.type_protos.get(name)
     if type_proto is None or not type_proto.HasField("tensor_type"):
         raise SiteOutside(f"the site's {what} {name!r} has no known tensor type")
+    if not type_proto.tensor_type.HasField("shape"):  # (a declared shape is no fact: _typed)
+        raise SiteOutside(
+            f"the site's {what} {name!r} has no shape that inference gives from the graph "
+            "inputs and constants"
+        )
     info = onnx.ValueInfoProto(name=name)
     info.type.CopyFrom(type_proto)
     return info
@@ -736,6 +803,7 @@ def prove_models(
 
 
 def _prove_models(reference, candidate, dims, max_dim, timeout, policy):
+    whole = None
     if _in_fragment(reference) and _in_fragment(candidate):
         small = max(_elements(reference.graph.input, max_dim), 1) <= FULL_ELEMENTS
         if small:
@@ -744,6 +812,13 @@ def _prove_models(reference, candidate, dims, max_dim, timeout, policy):
             )
             if whole.status != INCONCLUSIVE or budgets.current().remaining() <= 0:
                 return whole  # (past the deadline, regions have no time left either)
+    regions = _prove_by_regions(reference, candidate, dims, max_dim, timeout, policy)
+    if whole is not None and regions.status == INCONCLUSIVE:
+        return whole  # (what stopped the whole model's proof says more than a region's)
+    return regions
+
+
+def _prove_by_regions(reference, candidate, dims, max_dim, timeout, policy):
     start = time.perf_counter()
     undecided = finish_report(PROVED, policy, [], set(), start)
     shapes = shape_refutation(reference, candidate, undecided, start)
@@ -845,9 +920,9 @@ def prove_regions(
     """Prove the differing regions of two models' main graphs; see `prove_models`."""
     policy = policy or Policy()
     start = time.perf_counter()
+    _same_interface(reference, candidate)
     reference, candidate = _typed(reference), _typed(candidate)
     ref_scope, cand_scope = scopes(reference)["main graph"], scopes(candidate)["main graph"]
-    _same_interface(reference, candidate)
     versions = (_default_opset(reference), _default_opset(candidate))
     shared = shared_nodes(reference, candidate, ref_scope.nodes, cand_scope.nodes)
     regions, unmatched = _regions(ref_scope, cand_scope, shared)
@@ -859,7 +934,7 @@ def prove_regions(
         or prove_site("regions", site, reference, candidate, *scoped, options, dims)
         for site in regions
     ]
-    proofs += [_unmatched_proof(nodes) for nodes in unmatched]
+    proofs += [_unmatched_proof(nodes, read=_read(nodes, cand_scope)) for nodes in unmatched]
     proofs += [_unmatched_proof([], f"graph input {n!r} is {why}") for n, why in retyped.items()]
     if differing_sources(reference, candidate, [o.name for o in reference.graph.output]):
         what = "a graph output no node makes that the models give as different constants or inputs"
@@ -877,15 +952,17 @@ def _typed(model: onnx.ModelProto) -> onnx.ModelProto:
     """The model with the value types shape inference gives (a region's free inputs are
     values inside the graph, proved at those types only), inferred from what holds in
     every run: the graph inputs' declared types and the true constants. Neither the
-    model's own value_info (nothing checks it at run time: onnxruntime and onnx.reference
-    run a model that breaks it) nor an overridable default (an initializer a caller may
+    model's own value_info nor the shapes its graph outputs and subgraph outputs declare
+    (nothing checks them at run time: onnxruntime and onnx.reference run a model that
+    breaks them) nor an overridable default (an initializer a caller may
     feed: data propagation would fold its value into a shape) is taken as a fact; a value
     inference cannot type is left untyped (its region inconclusive)."""
     from maxlower.prove.models import defaults
 
     bare = onnx.ModelProto()
     bare.CopyFrom(model)
-    del bare.graph.value_info[:]
+    for graph in graph_protos(bare.graph):
+        _drop_declared_shapes(graph)
     overridable = set(defaults(model))
     kept = [t for t in bare.graph.initializer if t.name not in overridable]
     del bare.graph.initializer[:]
@@ -898,7 +975,19 @@ def _typed(model: onnx.ModelProto) -> onnx.ModelProto:
     typed.CopyFrom(model)
     del typed.graph.value_info[:]
     typed.graph.value_info.extend(inferred.graph.value_info)
+    for declared, found in zip(typed.graph.output, inferred.graph.output):
+        declared.type.CopyFrom(found.type)  # (the interface was checked on the models)
     return typed
+
+
+def _drop_declared_shapes(graph: onnx.GraphProto) -> None:
+    """Forget the shapes a graph declares for what it computes: its value_info and its
+    outputs' shapes (a graph output's, or an If branch's, declared [2] is no fact about
+    the value: neither runtime checks it), keeping the element types."""
+    del graph.value_info[:]
+    for output in graph.output:
+        if output.type.HasField("tensor_type"):
+            output.type.tensor_type.ClearField("shape")
 
 
 def _in_fragment(model: onnx.ModelProto) -> bool:
@@ -974,15 +1063,21 @@ def _reads_retyped(site: Site, retyped: dict[str, str]) -> SiteProof | None:
     )
 
 
-def _unmatched_proof(nodes: list[onnx.NodeProto], what: str | None = None) -> SiteProof:
+def _unmatched_proof(
+    nodes: list[onnx.NodeProto], what: str | None = None, read: bool = True
+) -> SiteProof:
     """An inconclusive verdict for what regions cannot pair: nodes only the candidate has
-    whose values are read (the reference holds those values otherwise), or a constant
-    graph output."""
+    (whose values are read: the reference holds those values otherwise; or that nothing
+    reads), or a constant graph output."""
     label = node_label(nodes[0]) if nodes else "<graph outputs>"
     op_type = ", ".join(dict.fromkeys(n.op_type for n in nodes)) or "-"
     reason = what or (
         "the candidate computes values here that the reference does not compute in any "
         "node (an initializer or a graph input there), so no region pairs them"
+        if read
+        else "the candidate has nodes here that the reference has not and whose values "
+        "nothing reads: whether they run at every input (a node that fails makes the whole "
+        "candidate fail) is not proved by regions"
     )
     return SiteProof(
         "regions",
@@ -1004,8 +1099,10 @@ def _regions(
 ) -> tuple[list[Site], list[list[onnx.NodeProto]]]:
     """The differing nodes of both models, grouped by the values they make (a region's
     nodes link through values made inside it), as sites; and the groups of candidate
-    nodes with no reference node whose values something reads (a group whose values
-    nothing reads is dead code, and changes no output)."""
+    nodes with no reference node. Such a group is never dropped as dead code, even when
+    nothing reads its values: onnx.reference and onnxruntime run every node, so one that
+    fails (an Unsqueeze axis out of range, say) makes the candidate fail where the
+    reference runs."""
     parent: dict[str, str] = {}
 
     def find(x: str) -> str:
@@ -1032,7 +1129,7 @@ def _regions(
                 continue
             groups.setdefault(find(outputs[0]), {"ref": [], "cand": []})[side].append(node)
     sites = [_region_site(g["ref"], g["cand"], ref, cand) for g in groups.values() if g["ref"]]
-    unmatched = [g["cand"] for g in groups.values() if not g["ref"] and _read(g["cand"], cand)]
+    unmatched = [g["cand"] for g in groups.values() if not g["ref"]]
     return sites, unmatched
 
 

@@ -1,0 +1,204 @@
+"""Steps that change nothing the spec defines, proved by the schemas at any size (the
+`schema` method of a site): both sides of a site are one node of the same op, and read as
+its parameters they say the same thing.
+
+    ReduceMax-18(x, axes=Constant [1]){keepdims=0}  ≡  ReduceMax-13(x){axes=[1], keepdims=0}
+    ArgMax-12(x){axis=1, select_last_index=0}       ≡  ArgMax-11(x){axis=1}
+    Squeeze-13(x, axes=[0])                         ≡  Squeeze-11(x){axes=[0]}
+
+A node's parameters are its attributes and its inputs named like an attribute of another
+version of the op (`axes`, moved to an input at 13 or 18), with constant inputs read as
+values. An attribute the node leaves out has what its version does without it
+(`passes.version.changed_defaults.absent_value`, the table conversion uses: the schema's
+default, or where a later version added the attribute, that version's default, which kept
+the old behaviour; an absent meaning no schema says is never equal to anything). Two nodes
+whose op, value inputs, outputs and every parameter agree compute the same function by the
+spec: no solver, no size bound, and no comparison policy (the same function gives the same
+bits). The verdict lists that as an assumption, as it lists shared nodes.
+
+Only ops whose versions from 11 on differ in nothing but types, attributes and attributes
+moved to inputs are read so (SCHEMA_ONLY_OPS): their meaning is the same wherever both
+versions run (negative axes from 11 on, so an axis means one thing at both).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import numpy as np
+import onnx
+
+from passes.version.changed_defaults import NOT_APPLICABLE, UNSAID, absent_value
+
+SCHEMA_ONLY_OPS = frozenset(
+    {
+        "ReduceMax", "ReduceMin", "ReduceSum", "ReduceMean", "ReduceProd", "ReduceL1",
+        "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare",
+        "ArgMax", "ArgMin", "Squeeze", "Unsqueeze",
+    }
+)  # fmt: skip
+SINCE = 11  # both versions from here on (negative axes mean one thing at both)
+ABSENT = "<absent input>"
+
+
+@dataclasses.dataclass(frozen=True)
+class Form:
+    """One node read as its op's parameters."""
+
+    op_type: str
+    version: int  # the schema's since_version
+    values: tuple[object, ...]  # the inputs that are not parameters (a name, or a constant)
+    outputs: tuple[str, ...]
+    params: dict[str, object]  # name -> value (a tuple of numbers, bytes, int, float)
+
+
+def node_form(model: onnx.ModelProto) -> Form | None:
+    """The one non-Constant node of `model` (a site's side) read as parameters, or None
+    when the model is not one such node of a SCHEMA_ONLY_OPS op."""
+    opset = next((i.version for i in model.opset_import if i.domain in ("", "ai.onnx")), None)
+    inputs = {v.name for v in model.graph.input}
+    constants = {
+        t.name: onnx.numpy_helper.to_array(t)
+        for t in model.graph.initializer
+        if t.name not in inputs
+    }
+    nodes = []
+    for node in model.graph.node:
+        attrs = node.attribute
+        if (node.op_type, node.domain, len(attrs)) == ("Constant", "", 1) and (
+            attrs[0].name == "value"
+        ):
+            constants[node.output[0]] = onnx.numpy_helper.to_array(attrs[0].t)
+            continue
+        nodes.append(node)
+    if opset is None or len(nodes) != 1:
+        return None
+    node = nodes[0]
+    if node.domain not in ("", "ai.onnx") or node.op_type not in SCHEMA_ONLY_OPS:
+        return None
+    schema = onnx.defs.get_schema(node.op_type, opset, "")
+    if schema.since_version < SINCE:
+        return None
+    params: dict[str, object] = {
+        a.name: _value(onnx.helper.get_attribute_value(a)) for a in node.attribute
+    }
+    values: list[object] = []
+    for k, formal in enumerate(schema.inputs):
+        name = node.input[k] if k < len(node.input) else ""
+        if k == 0 or formal.name not in _attribute_names(node.op_type):
+            # a value: a free input by its name, a constant by its contents (each side
+            # brings its own constants, which may differ under one name)
+            values.append(_constant(constants[name]) if name in constants else name)
+        elif not name:
+            params[formal.name] = ABSENT
+        elif name in constants and constants[name].ndim == 1 and constants[name].size:
+            params[formal.name] = _value(constants[name])
+        else:  # computed at run time, or not a list of axes (a scalar, 2-D, empty): the solver's
+            return None
+    form = Form(node.op_type, schema.since_version, tuple(values), tuple(node.output), params)
+    return form if _plain(form, _rank(model, node.input[0])) else None
+
+
+def _plain(form: Form, rank: int | None) -> bool:
+    """Whether every parameter is in the domain where the versions' reference
+    implementations agree: flags 0 or 1, and axes (when given) a non-empty list in range,
+    each axis once, in increasing order. Outside it onnx.reference's classes for the
+    versions part ways (keepdims=2, an empty or unsorted list, an axis named twice: red
+    team 4), so the solver decides."""
+    for flag in ("keepdims", "noop_with_empty_axes", "select_last_index"):
+        if form.params.get(flag, 0) not in (0, 1):
+            return False
+    axes = form.params.get("axes", ABSENT)
+    if axes == ABSENT:
+        return True
+    if rank is None or not isinstance(axes, tuple) or not axes:
+        return False
+    if form.op_type == "Unsqueeze":
+        rank += len(axes)
+    normal = [a + rank if a < 0 else a for a in axes]
+    in_range = all(0 <= a < rank for a in normal)
+    return in_range and all(a < b for a, b in itertools.pairwise(normal))
+
+
+def _rank(model: onnx.ModelProto, name: str) -> int | None:
+    """The rank the model declares for its input `name` (a site's free input, typed by
+    inference), else None."""
+    for value in model.graph.input:
+        if value.name == name and value.type.tensor_type.HasField("shape"):
+            return len(value.type.tensor_type.shape.dim)
+    return None
+
+
+def _constant(array: np.ndarray) -> tuple:
+    return ("constant", array.dtype.str, array.shape, array.tobytes())
+
+
+def same_by_schema(reference: onnx.ModelProto, candidate: onnx.ModelProto) -> str | None:
+    """The assumption under which the two sides are one function (for the verdict), or
+    None when they are not the same node by their parameters."""
+    ref, cand = node_form(reference), node_form(candidate)
+    if ref is None or cand is None:
+        return None
+    if (ref.op_type, ref.values, ref.outputs) != (cand.op_type, cand.values, cand.outputs):
+        return None
+    for name in dict.fromkeys([*ref.params, *cand.params]):
+        if not _same(_param(ref, name), _param(cand, name)):
+            return None
+    if ref.version == cand.version:
+        return f"{ref.op_type}-{ref.version} computes one function of its parameters"
+    low, high = sorted((ref.version, cand.version))
+    return (
+        f"{ref.op_type}-{low} and {ref.op_type}-{high} compute the same function of the same "
+        "parameters (their schemas; an attribute added later keeps the old behaviour as its "
+        "default)"
+    )
+
+
+def _param(form: Form, name: str) -> object:
+    if name in form.params:
+        return form.params[name]
+    absent = absent_value(form.op_type, name, form.version)
+    return _value(absent) if isinstance(absent, list) else absent
+
+
+def _same(a: object, b: object) -> bool:
+    # what an absent parameter means must be said: UNSAID (no schema says) and
+    # NOT_APPLICABLE (the attribute is gone at that version) are equal to nothing, and an
+    # absent input only to an absent input
+    if any(isinstance(v, str) and v in (UNSAID, NOT_APPLICABLE) for v in (a, b)):
+        return False
+    if ABSENT in (_text(a), _text(b)):
+        return a == b
+    return bool(np.array_equal(np.asarray(a), np.asarray(b))) and _kind(a) == _kind(b)
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _kind(value: object) -> str:
+    array = np.asarray(value)
+    return "float" if array.dtype.kind == "f" else array.dtype.kind
+
+
+def _value(value: object) -> object:
+    """A parameter's value as one comparable thing: a tuple of numbers for a list or a
+    tensor (an attribute's ints and an int64 input say the same), else as it is."""
+    if isinstance(value, np.ndarray):
+        return tuple(value.reshape(-1).tolist())
+    if isinstance(value, list | tuple):
+        return tuple(value)
+    return value
+
+
+def _attribute_names(op_type: str) -> set[str]:
+    """Every attribute name any version of the op has (an input so named is a parameter
+    that moved between an attribute and an input)."""
+    names: set[str] = set()
+    for version in range(1, onnx.defs.onnx_opset_version() + 1):
+        try:
+            names.update(onnx.defs.get_schema(op_type, version, "").attributes)
+        except onnx.defs.SchemaError:
+            continue
+    return names

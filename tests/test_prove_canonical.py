@@ -1,0 +1,166 @@
+"""The schemas' argument (maxlower/prove/canonical.py): two one-node models whose op and
+parameters agree are one function at any size. Golden pairs that it must and must not take,
+then a property test that checks every pair it takes against onnx.reference, bit for bit
+(the sign of a zero included: the argument claims the same bits, not the ±0 policy)."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from onnx import helper
+from onnx.reference import ReferenceEvaluator
+
+from maxlower.prove.canonical import same_by_schema
+from tests import budget
+
+
+def _reduce(op: str, opset: int, axes, keepdims=1, noop=None, shape=(2, 3, 4), runtime=False):
+    """A one-node model: `op` over `axes` as the opset spells them (an attribute before
+    18, an input from 18; ReduceSum's, Squeeze's and Unsqueeze's from 13), or with
+    `runtime` a graph input."""
+    dtype = onnx.TensorProto.FLOAT
+    inputs = [helper.make_tensor_value_info("x", dtype, shape)]
+    initializers, attrs, names = [], {}, ["x"]
+    as_input = opset >= (13 if op in ("ReduceSum", "Squeeze", "Unsqueeze") else 18)
+    if op not in ("Squeeze", "Unsqueeze", "ArgMax", "ArgMin"):
+        attrs["keepdims"] = keepdims
+    if op in ("ArgMax", "ArgMin"):
+        attrs.update(axis=axes, keepdims=keepdims)
+    elif axes is not None and as_input and runtime:
+        inputs.append(helper.make_tensor_value_info("axes", onnx.TensorProto.INT64, [len(axes)]))
+        names.append("axes")
+    elif axes is not None and as_input:
+        initializers.append(onnx.numpy_helper.from_array(np.array(axes, np.int64), "axes"))
+        names.append("axes")
+    elif axes is not None:
+        attrs["axes"] = list(axes)
+    if noop is not None:
+        attrs["noop_with_empty_axes"] = noop
+    node = helper.make_node(op, names, ["y"], **attrs)
+    out_type = onnx.TensorProto.INT64 if op in ("ArgMax", "ArgMin") else dtype
+    out = helper.make_tensor_value_info("y", out_type, None)
+    graph = helper.make_graph([node], "g", inputs, [out], initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return onnx.shape_inference.infer_shapes(model, strict_mode=True)  # (the outputs' shapes)
+
+
+SAME = {
+    "axes input made the attribute": (
+        _reduce("ReduceMax", 18, [1], keepdims=0), _reduce("ReduceMax", 13, [1], keepdims=0)
+    ),
+    "default noop said": (_reduce("ReduceMin", 18, [0], noop=0), _reduce("ReduceMin", 13, [0])),
+    "a relabel with nothing moved": (_reduce("ReduceMin", 13, [2]), _reduce("ReduceMin", 12, [2])),
+    "ArgMax across select_last_index's version": (
+        _reduce("ArgMax", 11, 1), _reduce("ArgMax", 13, 1)
+    ),
+    "Squeeze axes to the attribute": (
+        _reduce("Squeeze", 13, [0], shape=(1, 3)), _reduce("Squeeze", 11, [0], shape=(1, 3))
+    ),
+}  # fmt: skip
+
+NOT_SAME = {
+    "other axes": (_reduce("ReduceMax", 18, [1]), _reduce("ReduceMax", 13, [2])),
+    "other keepdims": (_reduce("ReduceMax", 18, [1], 0), _reduce("ReduceMax", 13, [1], 1)),
+    "noop with no axes is no reduction": (
+        _reduce("ReduceMax", 18, None, noop=1), _reduce("ReduceMax", 13, None)
+    ),
+    "no axes at 18 against none at 13 (what an absent attribute does is not compared)": (
+        _reduce("ReduceMax", 18, None), _reduce("ReduceMax", 13, None)
+    ),
+    "axes computed at run time": (
+        _reduce("ReduceMax", 18, [1], runtime=True), _reduce("ReduceMax", 13, [1])
+    ),
+    "another op": (_reduce("ReduceMax", 13, [1]), _reduce("ReduceMin", 13, [1])),
+    "a version before negative axes": (_reduce("ReduceMax", 1, [1]), _reduce("ReduceMax", 13, [1])),
+    "last index against first": (
+        _reduce("ArgMax", 13, 1) , _reduce("ArgMax", 12, 1)
+    ),
+    "keepdims outside 0 and 1 (onnx.reference's versions part ways)": (
+        _reduce("ReduceMax", 17, [1], keepdims=2), _reduce("ReduceMax", 18, [1], keepdims=2)
+    ),
+    "axes out of order": (_reduce("ReduceMin", 13, [2, 0]), _reduce("ReduceMin", 18, [2, 0])),
+    "negative axis against the positive one": (
+        _reduce("ReduceMax", 13, [-1]), _reduce("ReduceMax", 18, [2])
+    ),
+}  # fmt: skip
+# ArgMax-12 with select_last_index=1 (the last tie) against ArgMax-13 without it
+NOT_SAME["last index against first"][1].graph.node[0].attribute.append(
+    helper.make_attribute("select_last_index", 1)
+)
+
+
+@pytest.mark.parametrize("name", sorted(SAME))
+def test_the_same_node_by_its_parameters_is_one_function(name):
+    reference, candidate = SAME[name]
+    for model in (reference, candidate):
+        onnx.checker.check_model(model, full_check=True)
+    assumption = same_by_schema(reference, candidate)
+    assert assumption is not None and "compute" in assumption
+    _assert_same_bits(reference, candidate, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("name", sorted(NOT_SAME))
+def test_another_node_is_left_to_the_solver(name):
+    reference, candidate = NOT_SAME[name]
+    assert same_by_schema(reference, candidate) is None
+
+
+def _assert_same_bits(reference, candidate, rng) -> None:
+    shape = [d.dim_value for d in reference.graph.input[0].type.tensor_type.shape.dim]
+    values = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 2.5], np.float32)
+    for _ in range(5):
+        x = rng.choice(values, size=shape).astype(np.float32)
+        a, b = (_run(model, x) for model in (reference, candidate))
+        if isinstance(a, Exception) or isinstance(b, Exception):  # (both, or a difference)
+            assert isinstance(a, Exception) and isinstance(b, Exception), (a, b)
+            continue
+        assert a.shape == b.shape and a.dtype == b.dtype
+        assert a.tobytes() == b.tobytes() or (
+            np.array_equal(a, b, equal_nan=True) and (np.array_equal(np.signbit(a), np.signbit(b)))
+        ), (a, b)
+
+
+def _run(model, x):
+    try:
+        with np.errstate(all="ignore"):
+            return ReferenceEvaluator(model).run(None, {"x": x})[0]
+    except Exception as error:  # an axis named twice, say: an error on both sides or neither
+        return error
+
+
+OPS = ["ReduceMax", "ReduceMin", "ReduceSum", "ArgMax", "ArgMin"]
+
+
+@st.composite
+def _pairs(draw):
+    op = draw(st.sampled_from(OPS))
+    rank = 3
+    if op in ("ArgMax", "ArgMin"):
+        axes_of = st.integers(-rank, rank - 1)
+    else:
+        axes_of = st.lists(
+            st.integers(-rank, rank - 1), min_size=1, max_size=2, unique_by=lambda a: a % rank
+        )
+    sides = []
+    for _ in range(2):
+        opset = draw(st.sampled_from([11, 12, 13, 17, 18, 20]))
+        keepdims = draw(st.sampled_from([0, 1]))
+        sides.append(_reduce(op, opset, draw(axes_of), keepdims=keepdims))
+    for model in sides:
+        onnx.checker.check_model(model, full_check=True)
+    return sides
+
+
+@budget.fuzz(200, database=None)
+@given(_pairs(), st.integers(0, 2**32 - 1))
+def test_every_pair_taken_by_the_schemas_gives_the_same_bits(pair, seed):
+    """A checker checked by a checker: whenever the schemas' argument says one function,
+    onnx.reference gives the same bits on inputs with ±0, ±inf and NaN."""
+    reference, candidate = pair
+    if same_by_schema(reference, candidate) is None:
+        return
+    _assert_same_bits(reference, candidate, np.random.default_rng(seed))
