@@ -1507,10 +1507,13 @@ def claimed_values(pair: Pair, report: dict) -> list[int]:
     stated = [
         v for key, values in split.items() if key.split("[")[0] == pair.shape_input for v in values
     ]
-    # values the verdict names as unproved (the reference breaks its declared shapes there)
+    # values the verdict names as unproved (the reference breaks its declared shapes there);
+    # a proof by sites names the sites instead (a region's inputs are no model inputs), so
+    # it excludes no value here and every value is tried
     unproved = {
         v
         for leaf in coverage.get("unproved") or []
+        if isinstance(leaf, dict)
         for key, v in leaf["values"].items()
         if key.split("[")[0] == pair.shape_input and len(leaf["values"]) == 1
     }

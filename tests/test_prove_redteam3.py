@@ -275,3 +275,20 @@ def test_the_prove_help_says_the_least_timeout():
 
     text = CliRunner().invoke(cli, ["prove", "--help"]).output
     assert "at least 5" in " ".join(text.split())
+
+
+# --- found by the campaign: a max-only site whose outputs differ in shape ----------------------
+def test_a_max_only_site_whose_shapes_differ_is_no_internal_error():
+    """keepdims flipped on a ReduceMax read only through a broadcasting Greater (the models
+    are equal): the sets differ, no element is apart, and onnx.reference was run on the
+    site with no inputs fed (RuntimeError, exit 4). The full method decides instead."""
+    body = (
+        "a = Abs(x)\nm = Max(a, a)\nr = ReduceMax<keepdims={k}>(m)\nz = Constant<value = "
+        "double {{0.0}}>()\ng = Greater(r, z)\ny = If(g) <then_branch = t () => (double[2] o) "
+        "{{ o = Min(m, a) }}, else_branch = e () => (double[2] p) {{ p = Min(m, a) }}>"
+    )
+    signature = "(double[2] x) => (double[2] y)"
+    reference = _model(13, signature, body.format(k=0))
+    candidate = _model(13, signature, body.format(k=1))
+    report = prove_models(reference, candidate, max_dim=2, timeout=20)
+    assert report.status in (PROVED, "inconclusive"), report
