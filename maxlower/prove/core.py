@@ -25,6 +25,7 @@ import z3
 from onnx import TensorProto as TP
 
 from maxlower.prove import budget as budgets
+from maxlower.prove import solving
 from maxlower.prove.budget import OverBudget
 from maxlower.prove.semantics import (
     ERRORS,
@@ -653,39 +654,31 @@ def _run(model, inputs, side, policy: Policy):
         raise kind(f"{side}: cannot run at these shapes ({error})") from None
 
 
-SOLVER_SHARE = 0.9  # of the time left, for one call of z3 (see _solve)
-# what z3 may run past its own timeout, on float problems (0.6 s in the first 30-minute
-# campaign, 0.73 s in the second: a site's solve after the whole model's took its time):
-# kept out of the time it is given, and no call is made with less than that left
-SOLVER_LATENCY = 0.3
+SOLVER_SHARE = 0.9  # of the time left, for one call of z3; the rest to report
 
 
 def _solve(ref_run, cand_run, signature, policy, deadline, variables):
-    """None when no input separates the runs, a z3 model when one does, a str on timeout.
-    A shape or dtype difference is returned as a model of `True` (any input shows it)."""
+    """None when no input separates the runs, a solving.Verdict (sat, with the values of
+    the inputs' bits) when one does, a str on timeout. z3 runs in a child process killed at
+    the deadline (maxlower.prove.solving): it runs past its own timeout on float problems."""
     budget = budgets.current()
     remaining = min(deadline - time.perf_counter(), budget.remaining())
     if remaining <= 0:
         return "timed out (--timeout)"
-    solver = z3.Solver()
-    # z3 looks at its timeout between steps, and on float problems it ran past it by up to
-    # 0.6 s (the 30-minute soundness campaign): it gets 90 % of the time left, so that the
-    # proof ends within --timeout + 10 %
-    allowed = remaining * SOLVER_SHARE - SOLVER_LATENCY
-    if allowed <= 0:
-        return "timed out (--timeout)"
-    solver.set("timeout", max(1, int(allowed * 1000)))
-    solver.add(*ref_run.errors)  # where the reference fails, there is nothing to match
-    solver.add(z3.Or(*_differences(ref_run, cand_run, policy)))
-    verdict = solver.check()
-    if verdict == z3.unsat:
+    differences = _differences(ref_run, cand_run, policy)
+    if not differences:  # every element the same term: no need to ask z3
         return None
-    if verdict == z3.unknown:
-        reason = solver.reason_unknown()
-        if "memory" in reason:
+    solver = z3.Solver()
+    solver.add(*ref_run.errors)  # where the reference fails, there is nothing to match
+    solver.add(z3.Or(*differences))
+    verdict = solving.check(solver, remaining * SOLVER_SHARE)
+    if verdict.status == "unsat":
+        return None
+    if verdict.status == "unknown":
+        if "memory" in verdict.reason:
             raise budget.memory_exhausted()
-        return f"the solver gave up ({reason})"
-    return solver.model()
+        return f"the solver gave up ({verdict.reason})"
+    return verdict
 
 
 def _differences(ref_run, cand_run, policy: Policy) -> list:
@@ -701,6 +694,8 @@ def _differences(ref_run, cand_run, policy: Policy) -> list:
             return [z3.BoolVal(True)]
         for a, b in zip(ref.arr.reshape(-1), cand.arr.reshape(-1)):
             budgets.current().tick()
+            if a.eq(b) and z3.is_true(cand_run.defined_at(b)):
+                continue  # one term, defined in the candidate: the same value (NaN too)
             wrong = z3.Or(
                 z3.Not(cand_run.defined_at(b)),
                 z3.Not(same_under_policy(ref.dtype, a, b, policy)),
@@ -827,13 +822,14 @@ def _concretise(model, signature, binding, chosen, variables) -> dict[str, np.nd
 
 
 def _value(model, var: str, dtype: int) -> np.ndarray:
+    """Input element `var`'s value in `model`, a solving.Verdict (True: any input, zeros)."""
     np_dtype = onnx.helper.tensor_dtype_to_np_dtype(dtype)
     if model is True:
         return np.zeros((), np_dtype)
     if dtype == TP.BOOL:
-        return np.array(z3.is_true(model.eval(z3.Bool(var), model_completion=True)))
+        return np.array(bool(model.value(var, False)))
     width = bits_of(dtype)
-    raw = model.eval(z3.BitVec(var, width), model_completion=True).as_long()
+    raw = int(model.value(var, 0))
     return np.array(raw, dtype=f"u{width // 8}").view(np_dtype)
 
 

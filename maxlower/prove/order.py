@@ -41,6 +41,7 @@ import onnx
 import z3
 from onnx import TensorProto as TP
 
+from maxlower.prove import solving
 from maxlower.prove.semantics import (
     FLOAT_SORTS,
     Interpreter,
@@ -278,14 +279,13 @@ def _binding_equal(before, after, dtype, signature, binding):
 def _unsat(query, seconds: float) -> bool:
     ref, cand, differs = query
     solver = z3.Solver()
-    solver.set("timeout", max(1, int(seconds * 1000)))
     # only the reference's errors free the query: an undefined value frees its elements
     # alone (maxlower.prove.core._differences), never the whole run; the candidate's are
     # all kept, the stricter side
     solver.add(*ref.errors)
     undefined = z3.Not(z3.And(*cand.defined)) if cand.defined else z3.BoolVal(False)
     solver.add(z3.Or(undefined, *differs))
-    return solver.check() == z3.unsat
+    return solving.check(solver, seconds).status == "unsat"
 
 
 @dataclasses.dataclass

@@ -30,6 +30,7 @@ import time
 import onnx
 import z3
 
+from maxlower.prove import solving
 from maxlower.prove.semantics import Interpreter, OutsideFragment
 
 # Bit-blasting: the lemma of the opset 7-8 form of 64-bit Max (three int64 → float64
@@ -85,9 +86,8 @@ def pairwise_lemma(before: onnx.ModelProto, after: onnx.ModelProto, timeout: flo
     a, b = (t.arr.reshape(-1)[0] for t in inputs.values())
     r_term, c_term = r.arr.reshape(-1)[0], c.arr.reshape(-1)[0]
     solver = z3.Then(*BIT_BLAST).solver()
-    solver.set("timeout", max(1, int(timeout * 1000)))
     solver.add(r_term != c_term)
-    if solver.check() != z3.unsat:
+    if solving.check(solver, timeout).status != "unsat":
         return None
     return Lemma(a, b, r_term, c_term, time.perf_counter() - start)
 
