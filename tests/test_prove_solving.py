@@ -11,10 +11,12 @@ running or unreaped, and none left when the prover's own process is killed.
 from __future__ import annotations
 
 import os
+import pickle
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import onnx
@@ -83,20 +85,114 @@ def test_z3_s_own_timeout_still_ends_a_solve_that_stops_by_itself():
     assert time.perf_counter() - start < 2.0
 
 
+def _wait_for_no_new_children(before: set[int]) -> set[int]:
+    deadline = time.perf_counter() + 10
+    while _children() - before and time.perf_counter() < deadline:
+        time.sleep(0.02)
+    return _children() - before
+
+
+def _x_is_5() -> z3.Solver:
+    solver = z3.Solver()
+    solver.add(z3.BitVec("x", 8) == 5)
+    return solver
+
+
 @needs_fork
 def test_children_that_answered_are_reaped():
-    x = z3.BitVec("x", 8)
-    solver = z3.Solver()
-    solver.add(x == 5)
+    solver = _x_is_5()
     before = _children()
     for _ in range(20):
         assert solving.check(solver, 5.0).value("x", 0) == 5
-    deadline = time.perf_counter() + 5
-    while solving._EXITING and time.perf_counter() < deadline:
-        solving._reap_exited()
-        time.sleep(0.05)
-    assert not solving._EXITING
-    assert _children() <= before
+    assert not _wait_for_no_new_children(before), "a zombie or a running child is left"
+
+
+def _open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@needs_fork
+def test_a_failed_fork_solves_in_this_process_and_leaks_no_descriptor(monkeypatch):
+    """A process limit (EAGAIN) or no memory for the fork: the proof goes on in-process."""
+
+    def no_fork():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    before = _open_descriptors()
+    assert solving.check(_x_is_5(), 5.0).value("x", 0) == 5
+    assert _open_descriptors() == before
+
+
+@needs_fork
+def test_a_pipe_past_descriptor_1023_is_waited_on():
+    """select() takes no descriptor past 1023; a process holding many files still proves."""
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        assert solving.check(_x_is_5(), 5.0).value("x", 0) == 5
+    finally:
+        for fd in held:
+            os.close(fd)
+
+
+@needs_fork
+def test_a_child_killed_before_it_answers_is_unknown_not_unsat(monkeypatch):
+    def killed(solver):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    monkeypatch.setattr(solving, "_verdict_of", killed)
+    verdict = solving._in_child(_x_is_5(), time.perf_counter() + 5)
+    assert verdict.status == "unknown"
+    assert "killed" in verdict.reason
+
+
+@needs_fork
+def test_a_partial_or_garbled_verdict_is_unknown_not_unsat(monkeypatch):
+    class Garbling:
+        loads = staticmethod(pickle.loads)
+
+        @staticmethod
+        def dumps(verdict):
+            return pickle.dumps(solving.Verdict("unsat"))[:-3]  # cut short
+
+    monkeypatch.setattr(solving, "pickle", Garbling)
+    verdict = solving.check(_x_is_5(), 5.0)
+    assert verdict.status == "unknown"
+
+
+@needs_fork
+def test_an_error_in_the_child_comes_back_as_its_text(monkeypatch):
+    def fails(solver):
+        raise ValueError("a term of another sort")
+
+    monkeypatch.setattr(solving, "_verdict_of", fails)
+    verdict = solving._in_child(_x_is_5(), time.perf_counter() + 5)
+    assert verdict.status == "unknown"
+    assert "a term of another sort" in verdict.reason
+
+
+@needs_fork
+def test_solves_from_two_threads_each_get_their_own_answer_in_time():
+    """A child forked by one thread must not hold the other thread's pipe open (its end
+    of file would wait for that child), and the reaping must not race."""
+    failures: list[str] = []
+
+    def solve_many(value: int) -> None:
+        context = z3.Context()
+        for _ in range(25):
+            solver = z3.Solver(ctx=context)
+            solver.add(z3.BitVec("x", 8, ctx=context) == value)
+            start = time.perf_counter()
+            verdict = solving.check(solver, 20.0)
+            if verdict.value("x", 0) != value or time.perf_counter() - start > 5:
+                failures.append(f"{value}: {verdict} in {time.perf_counter() - start:.2f} s")
+
+    threads = [threading.Thread(target=solve_many, args=(v,)) for v in (3, 200)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures
 
 
 @needs_fork
