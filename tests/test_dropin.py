@@ -169,3 +169,28 @@ def test_the_pure_pass_given_a_name_says_where_names_are_taken():
     naming the door that takes it, not an AttributeError deep in the pass."""
     with pytest.raises(TypeError, match=r"maxlower\.LegalizePass\('tensorrt'\)"):
         legalize.LegalizePass("tensorrt")
+
+
+def test_swapping_onnx_s_function_for_maxlower_s_does_not_make_maxlower_call_itself(
+    monkeypatch,
+):
+    """The one-line swap onnx's own tests need (`onnx.version_converter.convert_version =
+    maxlower.convert_version`): maxlower hands ops it has no adapter for to onnx's
+    converter, and must reach onnx's, not itself (it recursed, one conversion per level)."""
+    calls = []
+
+    def swapped(model, target_version):
+        calls.append(target_version)
+        if len(calls) > 1:  # re-entered: stop here (the old recursion ran for minutes)
+            raise AssertionError("maxlower called the swapped converter")
+        return maxlower.convert_version(model, target_version)
+
+    monkeypatch.setattr(onnx.version_converter, "convert_version", swapped)
+    model = _proto("""
+        <ir_version: 8, opset_import: ["" : 13]>
+        g (float[2,3] a, float[3,2] b) => (float[2,2] y) {
+          y = Gemm (a, b)
+        }""")  # Gemm without C below 11: onnx's converter is asked, at each opset between
+    with pytest.raises(RuntimeError, match="Gemm"):
+        onnx.version_converter.convert_version(model, 9)
+    assert calls == [9], "maxlower reached the swapped function again"
