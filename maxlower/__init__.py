@@ -16,6 +16,9 @@ if TYPE_CHECKING:  # what __getattr__ returns, for type checkers (at run time: o
     from maxlower.api import verify as verify
     from maxlower.check import CheckReport as CheckReport
     from maxlower.check import check as check
+    from maxlower.dropin import ConvertVersionPass as ConvertVersionPass
+    from maxlower.dropin import LegalizePass as LegalizePass
+    from maxlower.dropin import convert_version as convert_version
     from maxlower.errors import ConversionError as ConversionError
     from maxlower.errors import CounterexampleFound as CounterexampleFound
     from maxlower.errors import InvalidModelError as InvalidModelError
@@ -37,6 +40,9 @@ _LAZY = {
     "convert_with_report": "maxlower.api",
     "check": "maxlower.check",
     "CheckReport": "maxlower.check",
+    "ConvertVersionPass": "maxlower.dropin",
+    "LegalizePass": "maxlower.dropin",
+    "convert_version": "maxlower.dropin",
     "convert_and_lower": "maxlower.api",
     "lower": "maxlower.api",
     "lower_with_report": "maxlower.api",

@@ -68,8 +68,11 @@ class ErrorDetail(Exception):
     `__cause__`, so that a traceback (--debug) shows it."""
 
 
-class ConversionError(Exception):
+class ConversionError(RuntimeError):
     """No exact rewrite exists for a node.
+
+    A RuntimeError, as onnx.version_converter's refusals are: code written for onnx's
+    converter (`except RuntimeError`) catches maxlower's too.
 
     The message always names the node, the op, the reason, and what would make the
     rewrite possible, on one line, so that a user can act on it without reading our

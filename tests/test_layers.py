@@ -39,7 +39,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
     ("engine", ("maxlower.pipeline", "maxlower.sparse")),
     ("services", ("maxlower.changes", "maxlower.verify", "maxlower.prove", "maxlower.report")),
-    ("library face", ("maxlower.api", "maxlower.check", "maxlower.inspect", "maxlower")),
+    (
+        "library face",
+        ("maxlower.api", "maxlower.check", "maxlower.dropin", "maxlower.inspect", "maxlower"),
+    ),
     ("command line", ("maxlower.cli", "maxlower.launch", "maxlower.__main__")),
 ]
 # Services that return data and never draw it, nor use each other: the page is drawn above.

@@ -122,6 +122,13 @@ class LegalizePass(ir.passes.InPlacePass):
 
     def __init__(self, profile: Profile, *, keep_going: bool = False) -> None:
         super().__init__()
+        if not callable(getattr(profile, "rejection", None)):
+            # passes never import maxlower, where profiles are read: say where to go
+            raise TypeError(
+                f"LegalizePass takes a loaded profile, not {profile!r}: for a profile by "
+                f"name or path, use maxlower.LegalizePass({profile!r}), or pass "
+                f"maxlower.load_profile({profile!r})"
+            )
         self.profile = profile
         self.keep_going = keep_going
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import onnx
-import onnx.version_converter
 import onnx_ir as ir
+from onnx.onnx_cpp2py_export import version_converter as onnx_converter
 
 from passes.errors import ConversionError, error_text
 from passes.graph_utils import captured_values, is_used, node_label, remove_if_orphaned
@@ -26,6 +26,14 @@ from passes.version.registry import schema_versions
 
 # (small model, default-domain opset its nodes are at) → converted in place to the target
 ConvertModel = Callable[[ir.Model, int], None]
+
+
+def onnx_version_converter(model: onnx.ModelProto, target: int) -> onnx.ModelProto:
+    """onnx's own converter, called below its Python name: a user who swaps
+    `onnx.version_converter.convert_version` for `maxlower.convert_version` (one line, the
+    drop-in way) must not make maxlower's hand-off call maxlower again (it recursed)."""
+    converted = onnx_converter.convert_version(model.SerializeToString(), target)
+    return onnx.load_from_string(converted)
 
 
 def delegate_to_version_converter(
@@ -56,7 +64,7 @@ def delegate_to_version_converter(
     failure = None
     for stop in [target, *stops]:
         try:
-            converted = onnx.version_converter.convert_version(small, stop)
+            converted = onnx_version_converter(small, stop)
             onnx.checker.check_model(converted, full_check=True)
             _require_same_interface(small, converted)
             model = ir.serde.deserialize_model(converted)
