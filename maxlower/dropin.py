@@ -20,6 +20,8 @@ them; a model that is not usable is InvalidModelError (a ValueError).
 
 from __future__ import annotations
 
+import os
+
 import onnx
 import onnx_ir as ir
 
@@ -29,14 +31,19 @@ from passes import legalize
 
 
 def convert_version(
-    model: onnx.ModelProto, target_version: int, *, expand_functions: bool = False
+    model: onnx.ModelProto,
+    target_version: int,
+    *,
+    expand_functions: bool = False,
+    base_dir: str | os.PathLike[str] | None = None,
 ) -> onnx.ModelProto:
     """`onnx.version_converter.convert_version`'s signature and return type: `model`
     converted to opset `target_version`, exactly, as a new ModelProto (`model` is not
     changed). Raises ConversionError (a RuntimeError) naming the node that has no exact form
     at `target_version`, and TypeError for arguments of the wrong type, as onnx's does.
-    `expand_functions` is maxlower.convert's (an op missing at the target becomes its
-    ONNX function body)."""
+    `expand_functions` and `base_dir` are maxlower.convert's (an op missing at the target
+    becomes its ONNX function body; the directory of a model loaded without its external
+    data, which maxlower reads, and never from the working directory)."""
     if not isinstance(model, onnx.ModelProto):
         raise TypeError(
             f"convert_version takes an onnx.ModelProto as model, not {type(model).__name__} "
@@ -46,7 +53,9 @@ def convert_version(
         raise TypeError(
             f"convert_version takes an int as target_version, not {type(target_version).__name__}"
         )
-    converted, _ = convert_with_report(model, target_version, expand_functions=expand_functions)
+    converted, _ = convert_with_report(
+        model, target_version, expand_functions=expand_functions, base_dir=base_dir
+    )
     return converted
 
 

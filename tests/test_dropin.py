@@ -194,3 +194,19 @@ def test_swapping_onnx_s_function_for_maxlower_s_does_not_make_maxlower_call_its
     with pytest.raises(RuntimeError, match="Gemm"):
         onnx.version_converter.convert_version(model, 9)
     assert calls == [9], "maxlower reached the swapped function again"
+
+
+def test_convert_version_reads_external_data_from_base_dir_only(tmp_path):
+    """A model loaded without its external data: the refusal names base_dir, and
+    base_dir= converts it (nothing is read from the working directory)."""
+    model = _proto(MAX_13)
+    weights = onnx.numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3), "b")
+    model.graph.initializer.append(weights)
+    del model.graph.input[1]  # b: an initializer now, not an input
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path, save_as_external_data=True, size_threshold=0, location="w.bin")
+    loaded = onnx.load(path, load_external_data=False)
+    with pytest.raises(maxlower.InvalidModelError, match="base_dir"):
+        maxlower.convert_version(loaded, 11)
+    converted = maxlower.convert_version(loaded, 11, base_dir=tmp_path)
+    assert [o.version for o in converted.opset_import if o.domain == ""] == [11]
