@@ -17,14 +17,19 @@ writes `to_dict()` with --json.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import os
 from typing import Any
+
+import onnx
+import onnx_ir as ir
 
 from maxlower.api import ModelLike, run_job
 from maxlower.errors import check_target_opset
 from maxlower.pipeline import Job, Report
 from maxlower.profiles import Profile, ProfileSet, ProfilesLike, load_profiles
+from passes.builder import FAMILY
 from passes.legalize import Lowering, Unlowered
 
 
@@ -39,10 +44,19 @@ class CheckReport:
     converted: int  # nodes that conversion to target_opset changes
     lowerings: list[Lowering]  # nodes rejected that have an exact form
     unlowered: list[Unlowered]  # nodes rejected that have none
+    # profile name -> the model's ops (domain::op, or op in the default domain) that the
+    # profile says nothing about: neither the family, nor a rule of its file, nor kernels
+    unchecked: dict[str, list[str]] = dataclasses.field(default_factory=dict)
 
     @classmethod
-    def of(cls, report: Report, profile: Profile | ProfileSet) -> CheckReport:
+    def of(
+        cls, report: Report, profile: Profile | ProfileSet, model: onnx.ModelProto | None = None
+    ) -> CheckReport:
         converting = report.target_opset not in (None, report.source_opset)
+        ops = op_counts(model) if model is not None else collections.Counter()
+        unchecked = {
+            m.name: [op for op in sorted(ops) if not _judges(m, op)] for m in profile.members
+        }
         return cls(
             profile.name,
             {m.name: m.target or "(no target version stated)" for m in profile.members},
@@ -51,6 +65,7 @@ class CheckReport:
             len(report.rewrites) + len(report.conversions) if converting else 0,
             list(report.lowerings),
             list(report.unlowered),
+            {name: found for name, found in unchecked.items() if found},
         )
 
     @property
@@ -77,21 +92,39 @@ class CheckReport:
         if self.unlowered:
             lines.append(f"  rejected, no exact form: {_count(len(self.unlowered), 'node')}")
             lines += [line for x in self.unlowered for line in _unlowered_lines(x)]
+        for name, ops in self.unchecked.items():
+            lines.append(
+                f"  not checked against {name!r}: {_count(len(ops), 'other op')} "
+                f"({_listed(ops)}) in the model `lower` would write: the profile has no rule "
+                "for them"
+            )
         lines.append(f"  verdict: {self.verdict()}")
         return lines
 
     def verdict(self) -> str:
+        return self._verdict() + self._unchecked_text()
+
+    def _verdict(self) -> str:
         if self.unlowered:
             return (
                 f"{_count(len(self.unlowered), 'node')} cannot be made acceptable exactly "
                 "(exit code 3)"
             )
+        if self.accepted and self.unchecked:
+            return f"the Max/Min family fits {self.profile!r} as it is"
         if self.accepted:
             return f"{self.profile!r} accepts the model as it is"
         done = [f"convert to opset {self.target_opset}"] if self.target_opset else []
         if self.lowerings:
             done.append(f"rewrite {_count(len(self.lowerings), 'node')}")
         return f"`maxlower lower` would {' and '.join(done)}, exactly"
+
+    def _unchecked_text(self) -> str:
+        count = len({op for ops in self.unchecked.values() for op in ops})
+        if not count:
+            return ""
+        were = "was" if count == 1 else "were"
+        return f"; {_count(count, 'other op')} {were} not checked against this profile"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -103,6 +136,7 @@ class CheckReport:
             "accepted": self.accepted,
             "rejected": [dataclasses.asdict(x) for x in self.lowerings],
             "no_exact_form": [dataclasses.asdict(x) for x in self.unlowered],
+            "unchecked_ops": self.unchecked,
             "verdict": self.verdict(),
         }
 
@@ -121,8 +155,38 @@ def check(
     loaded = load_profiles(profile)
     if opset is not None:
         check_target_opset(opset)
-    _, report = run_job(model, Job(opset, loaded, keep_going=True), base_dir)
-    return CheckReport.of(report, loaded)
+    result, report = run_job(model, Job(opset, loaded, keep_going=True), base_dir)
+    proto = ir.to_proto(result) if isinstance(result, ir.Model) else result
+    return CheckReport.of(report, loaded, proto)
+
+
+def op_counts(model: onnx.ModelProto) -> collections.Counter[str]:
+    """Nodes per op (domain::op outside the default domain), in every graph of `model`:
+    the main graph, subgraphs at any depth, and local functions (whose calls are not ops)."""
+    counts: collections.Counter[str] = collections.Counter()
+    local = {(f.domain, f.name) for f in model.functions}  # a call: its body is counted
+    graphs: list[Any] = [model.graph, *model.functions]
+    while graphs:
+        for node in graphs.pop().node:
+            if (node.domain, node.op_type) in local:
+                continue
+            domain = "" if node.domain in ("", "ai.onnx") else node.domain
+            counts[f"{domain}::{node.op_type}" if domain else node.op_type] += 1
+            for attribute in node.attribute:
+                graphs += [attribute.g] if attribute.HasField("g") else []
+                graphs += list(attribute.graphs)
+    return counts
+
+
+def _judges(profile: Profile, op: str) -> bool:
+    """Whether `profile` says anything about `op`: the family (its files are written for
+    it: an op they do not list is accepted as it is), a rule, or a kernel registry."""
+    return op in FAMILY or op in profile.ops or profile.kernels is not None
+
+
+def _listed(ops: list[str], most: int = 8) -> str:
+    shown = ", ".join(ops[:most])
+    return shown + (f", and {len(ops) - most} more" if len(ops) > most else "")
 
 
 def _lowering_lines(x: Lowering) -> list[str]:

@@ -38,12 +38,14 @@ FIXABLE = model_text(
     "(float[2,3] x) => (int64[2,1] y)", "y = ArgMax <axis=1, select_last_index=1> (x)"
 )
 UNFIXABLE = model_text("(int64[3] a, int64[3] b) => (int64[3] y)", "y = Max (a, b)")
+FAMILY_ONLY = model_text("(float[2,3] a, float[2,3] b) => (float[2,3] y)", "y = Max (a, b)")
 
 
 @pytest.mark.parametrize(
     ("text", "profile", "code", "strict_code", "says"),
     [
-        (ACCEPTED, "qnn-htp", 0, 0, "accepts the model as it is"),
+        (ACCEPTED, "qnn-htp", 0, 0, "the Max/Min family fits 'qnn-htp' as it is; 1 other op"),
+        (FAMILY_ONLY, "qnn-htp", 0, 0, "verdict: 'qnn-htp' accepts the model as it is\n"),
         (FIXABLE, "tflite", 0, 1, "would rewrite 1 node"),
         (UNFIXABLE, "qnn-htp", 3, 3, "cannot be made acceptable exactly"),
     ],
@@ -63,6 +65,35 @@ def test_report_names_rule_source_form_and_cost(tmp_path):
     assert "lower: arg_max_select_last_index_to_reversal; 3 nodes, estimated cost" in out
     result = invoke("check", write(tmp_path, UNFIXABLE), "-p", "qnn-htp")
     assert "to make it possible: int64 has no exact narrower type" in result.output
+
+
+OTHER_OPS = model_text(
+    "(float[1,2,4] x, bool c) => (float[1,2,8] y, float[1,2] i)",
+    """p = Pad <mode = "reflect"> (x, pads)
+  y = If (c) <then_branch = g1 () => (float[1,2,8] t) { t = Identity (p) },
+              else_branch = g2 () => (float[1,2,8] e) { e = Neg (p) }>
+  i = ReduceMax <axes = [2], keepdims = 0> (x)""",
+    inits="int64[6] pads = {0, 0, 2, 0, 0, 2}",
+)
+
+
+def test_check_names_the_ops_its_profile_says_nothing_about(tmp_path):
+    """'ncnn' judges the family only: a model's Pad, If and the ops inside its branches are
+    listed as not checked, and the verdict does not say the model is accepted (issue 30)."""
+    path = write(tmp_path, OTHER_OPS)
+    result = invoke("check", path, "-p", "ncnn", "--json", tmp_path / "r.json")
+    assert "not checked against 'ncnn': 4 other ops (Identity, If, Neg, Pad)" in result.output
+    assert "accepts the model" not in result.output
+    assert "4 other ops were not checked against this profile" in result.output
+    document = json.loads((tmp_path / "r.json").read_text())
+    assert document["unchecked_ops"] == {"ncnn": ["Identity", "If", "Neg", "Pad"]}
+    assert maxlower.check(onnx.load(path), "ncnn").unchecked == {
+        "ncnn": ["Identity", "If", "Neg", "Pad"]
+    }
+    # a profile with a kernel registry judges every op: nothing is left unchecked
+    assert maxlower.check(onnx.load(path), "onnxruntime").unchecked == {}
+    both = maxlower.check(onnx.load(path), ["onnxruntime", "ncnn"])
+    assert set(both.unchecked) == {"ncnn"}
 
 
 def test_opset_window_and_opset_option_are_reported(tmp_path):

@@ -117,7 +117,8 @@ def check(
                 outputs.declare(json_path, "--json")
             prepared = load_proto(input_path)
             job = Job(opset, profile, keep_going=True)
-            report = CheckReport.of(pipeline.run(prepared, job, input_path.parent).report, profile)
+            outcome = pipeline.run(prepared, job, input_path.parent)
+            report = CheckReport.of(outcome.report, profile, outcome.proto)
             if not quiet:
                 source = opset_text(report.source_opset)
                 echo(
