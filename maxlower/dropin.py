@@ -21,6 +21,7 @@ them; a model that is not usable is InvalidModelError (a ValueError).
 from __future__ import annotations
 
 import os
+from typing import cast
 
 import onnx
 import onnx_ir as ir
@@ -49,10 +50,7 @@ def convert_version(
             f"convert_version takes an onnx.ModelProto as model, not {type(model).__name__} "
             "(for an onnx_ir.Model: maxlower.convert, or maxlower.ConvertVersionPass)"
         )
-    if not isinstance(target_version, int) or isinstance(target_version, bool):
-        raise TypeError(
-            f"convert_version takes an int as target_version, not {type(target_version).__name__}"
-        )
+    _require_int_target("convert_version", target_version)
     converted, _ = convert_with_report(
         model, target_version, expand_functions=expand_functions, base_dir=base_dir
     )
@@ -71,6 +69,7 @@ class ConvertVersionPass(ir.passes.InPlacePass):
         self, target_version: int, fallback: bool = False, *, expand_functions: bool = False
     ) -> None:
         super().__init__()
+        _require_int_target("ConvertVersionPass", target_version)
         self.target_version = target_version
         self.fallback = fallback
         self.expand_functions = expand_functions
@@ -79,19 +78,43 @@ class ConvertVersionPass(ir.passes.InPlacePass):
         converted, report = convert_with_report(
             model, self.target_version, expand_functions=self.expand_functions
         )
-        before = dict(model.opset_imports)
-        _take_contents(model, converted)
-        modified = bool(report.rewrites or report.conversions) or before != model.opset_imports
+        modified = (
+            bool(report.rewrites or report.conversions)
+            or model.opset_imports != converted.opset_imports
+            or model.ir_version != converted.ir_version
+        )
+        if modified:  # unchanged: the caller's graph, nodes and values stay the model's
+            _take_contents(model, converted)
         return ir.passes.PassResult(model, modified=modified)
 
 
 class LegalizePass(legalize.LegalizePass):
     """passes.legalize.LegalizePass with the profile given as maxlower.lower takes it: a
     name ("tensorrt"), a path to a TOML file, a loaded profile, or a list of them (what all
-    accept)."""
+    accept). Like passes.legalize.LegalizePass (and unlike maxlower.lower, which infers
+    them), it needs the value types shape inference gives: run
+    onnx_ir.passes.common.ShapeInferencePass first on a model without them."""
 
     def __init__(self, profile: ProfilesLike, *, keep_going: bool = False) -> None:
-        super().__init__(load_profiles(profile), keep_going=keep_going)
+        loaded: legalize.Profile
+        if callable(getattr(profile, "rejection", None)):  # a loaded or a custom profile
+            loaded = cast(legalize.Profile, profile)
+        elif isinstance(profile, str | os.PathLike | list | tuple):
+            loaded = load_profiles(profile)
+        else:
+            raise TypeError(
+                "LegalizePass takes a profile name, a path to a .toml file, a list of them, "
+                f"or a profile object, not {type(profile).__name__}"
+            )
+        super().__init__(loaded, keep_going=keep_going)
+
+
+def _require_int_target(door: str, target_version: object) -> None:
+    """onnx's converter takes an int (a bool is no opset number here)."""
+    if not isinstance(target_version, int) or isinstance(target_version, bool):
+        raise TypeError(
+            f"{door} takes an int as target_version, not {type(target_version).__name__}"
+        )
 
 
 # What a model holds besides its functions (ir.Model's attributes): moved as they are.
@@ -109,7 +132,8 @@ _MODEL_FIELDS = (
 
 def _take_contents(model: ir.Model, source: ir.Model) -> None:
     """`model` made to hold what `source` holds (an in-place pass changes the object it
-    was given; the caller's references to it stay valid)."""
+    was given; the caller's references to the model stay valid, while a graph, node or value
+    taken from it before a conversion that changed it belongs to the old graph)."""
     for field in _MODEL_FIELDS:
         setattr(model, field, getattr(source, field))
     model.functions.clear()

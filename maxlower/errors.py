@@ -72,10 +72,15 @@ class Interrupted(KeyboardInterrupt):
         self.signum = signum
 
 
+class OpsetOutOfRange(InvalidModelError, RuntimeError):
+    """A target opset this onnx does not know: bad input (exit code 2), and a RuntimeError,
+    as onnx.version_converter's refusal of such a target is (maxlower.convert_version)."""
+
+
 def check_target_opset(opset: int) -> None:
-    """InvalidModelError unless `opset` is one this onnx knows (1..LATEST_OPSET)."""
+    """OpsetOutOfRange unless `opset` is one this onnx knows (1..LATEST_OPSET)."""
     if not 1 <= opset <= LATEST_OPSET:
-        raise InvalidModelError(
+        raise OpsetOutOfRange(
             f"target opset {opset} is outside 1..{LATEST_OPSET}, the opsets this onnx "
             f"({onnx.__version__}) knows"
         )
@@ -88,6 +93,7 @@ __all__ = [
     "CounterexampleFound",
     "Interrupted",
     "InvalidModelError",
+    "OpsetOutOfRange",
     "ProfileError",
     "ProofFailed",
     "ProofInconclusive",

@@ -210,3 +210,48 @@ def test_convert_version_reads_external_data_from_base_dir_only(tmp_path):
         maxlower.convert_version(loaded, 11)
     converted = maxlower.convert_version(loaded, 11, base_dir=tmp_path)
     assert [o.version for o in converted.opset_import if o.domain == ""] == [11]
+
+
+@pytest.mark.parametrize("target", [0, -1, 10**6])
+def test_a_target_opset_onnx_does_not_know_is_a_runtimeerror_as_onnx_s_is(target):
+    """onnx's converter raises RuntimeError; maxlower's is also an InvalidModelError (exit 2)."""
+    for converter in (onnx.version_converter.convert_version, maxlower.convert_version):
+        with pytest.raises(RuntimeError):
+            converter(_proto(MAX_13), target)
+    with pytest.raises(maxlower.InvalidModelError, match=r"outside 1\.\."):
+        maxlower.convert_version(_proto(MAX_13), target)
+
+
+def test_a_pass_that_changes_nothing_keeps_the_caller_s_graph():
+    """At the target already: the graph, nodes and values the caller holds stay the model's."""
+    model = ir.from_onnx_text(MAX_13)
+    graph, node = model.graph, next(iter(model.graph))
+    result = maxlower.ConvertVersionPass(13)(model)
+    assert not result.modified
+    assert model.graph is graph and node.graph is graph
+
+
+def test_an_ir_version_bump_counts_as_modified():
+    model = ir.from_onnx_text(MAX_13.replace("ir_version: 8", "ir_version: 3"))
+    result = maxlower.ConvertVersionPass(13)(model)
+    assert result.modified == (model.ir_version != 3)
+
+
+@pytest.mark.parametrize("target", [True, 18.0, None, "18"])
+def test_convert_version_pass_refuses_a_target_that_is_not_an_int(target):
+    with pytest.raises(TypeError, match="takes an int as target_version"):
+        maxlower.ConvertVersionPass(target)
+
+
+def test_legalize_pass_takes_a_custom_profile_object_and_refuses_other_types():
+    class NothingRejected:
+        name = "custom"
+
+        def rejection(self, node, opset):
+            return None
+
+    custom = NothingRejected()
+    assert maxlower.LegalizePass(custom).profile is custom
+    for wrong in (None, 3, {"primitives"}):
+        with pytest.raises(TypeError, match="takes a profile name"):
+            maxlower.LegalizePass(wrong)
