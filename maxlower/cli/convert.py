@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import click
 
 from maxlower.api import execute
+from maxlower.cli.batch import BATCH_EXIT_CODES_HELP, batch_options, is_batch, run_batch
 from maxlower.cli.main import (
     DEBUG_OPTION,
     EXIT_CODES_HELP,
@@ -66,11 +67,22 @@ Examples:
   maxlower convert model.onnx --opset 13 --dry-run      # summary only
   maxlower convert model.onnx --opset 13 --in-place     # replaces model.onnx
   maxlower convert model.onnx --opset 11 --verify       # tests it, or writes nothing
+  maxlower convert models/ --opset 13 -o out/ --jobs 4  # a batch: every *.onnx below
 
-{EXIT_CODES_HELP}""",
+Several IN, a directory (searched for *.onnx) or a glob make a batch: each model runs
+in a process of its own, as it would alone, --jobs at a time, into -o DIR (the same
+relative names) or beside each. A line per model as it finishes, then a summary;
+--json writes JSON lines (one per model), --report INDEX.html an index page linking
+each model's page, and --resume skips what OUT's record says is done. docs/cli.md,
+"Batches".
+
+{EXIT_CODES_HELP}
+{BATCH_EXIT_CODES_HELP}""",
     short_help="Convert a model to another opset, exactly.",
 )
-@click.argument("input_path", metavar="IN", type=click.Path(path_type=pathlib.Path))
+@click.argument(
+    "model_paths", metavar="IN...", nargs=-1, required=True, type=click.Path(path_type=pathlib.Path)
+)
 @click.option(
     "--opset",
     "-t",
@@ -115,11 +127,12 @@ Examples:
 @verification_options(gate=True)
 @proof_options
 @REPORT_OPTION
+@batch_options
 @QUIET_OPTION
 @TIMINGS_OPTION
 @DEBUG_OPTION
 def convert(
-    input_path: pathlib.Path,
+    model_paths: tuple[pathlib.Path, ...],
     opset: int,
     output_path: pathlib.Path | None,
     dry_run: bool,
@@ -132,14 +145,23 @@ def convert(
     timings: bool,
     report_path: pathlib.Path | None,
     proving: ProofOptions | None,
+    **batch: object,
 ) -> None:
     progress = Progress()  # stage lines and a bar for the data file, on a terminal only
     with errors_to_exit_codes(debug), timings_report(progress, timings), no_cyclic_gc():
         profile = load_profiles(profile_names) if profile_names else None
-        default = default_output_path(input_path, opset)
-        if profile is not None:
-            default = default.with_name(f"{default.stem}.{profile.name}.onnx")
-        output_path = output_path_for(input_path, output_path, in_place, default)
+
+        def default_for(path: pathlib.Path) -> pathlib.Path:
+            default = default_output_path(path, opset)
+            if profile is not None:
+                default = default.with_name(f"{default.stem}.{profile.name}.onnx")
+            return default
+
+        if is_batch(model_paths, batch):
+            check_target_opset(opset)
+            run_batch("convert", click.get_current_context().params, default_for)
+        input_path = model_paths[0]
+        output_path = output_path_for(input_path, output_path, in_place, default_for(input_path))
         check_target_opset(opset)
         job = Job(opset, profile, expand_functions)
         _run_and_write(
@@ -169,13 +191,17 @@ profile (`maxlower profiles`) or the path of a .toml file (schema: docs/profiles
 Examples:
   maxlower lower model.onnx --profile primitives        # -> model.primitives.onnx
   maxlower lower model.onnx --profile onnxruntime --verify
+  maxlower lower models/ --profile rknn -o out/         # a batch, as for convert
 
 {EXIT_CODES_HELP}
 Here exit code 3 means that some node has no exact form that P accepts; the message
-says what P would have to accept. An unknown or malformed profile is exit code 2.""",
+says what P would have to accept. An unknown or malformed profile is exit code 2.
+{BATCH_EXIT_CODES_HELP}""",
     short_help="Lower a model for a backend profile, exactly.",
 )
-@click.argument("input_path", metavar="IN", type=click.Path(path_type=pathlib.Path))
+@click.argument(
+    "model_paths", metavar="IN...", nargs=-1, required=True, type=click.Path(path_type=pathlib.Path)
+)
 @PROFILES_OPTION
 @click.option(
     "-o",
@@ -194,11 +220,12 @@ says what P would have to accept. An unknown or malformed profile is exit code 2
 @verification_options(gate=True)
 @proof_options
 @REPORT_OPTION
+@batch_options
 @QUIET_OPTION
 @TIMINGS_OPTION
 @DEBUG_OPTION
 def lower(
-    input_path: pathlib.Path,
+    model_paths: tuple[pathlib.Path, ...],
     profile_names: tuple[str, ...],
     output_path: pathlib.Path | None,
     dry_run: bool,
@@ -209,12 +236,19 @@ def lower(
     timings: bool,
     report_path: pathlib.Path | None,
     proving: ProofOptions | None,
+    **batch: object,
 ) -> None:
     progress = Progress()
     with errors_to_exit_codes(debug), timings_report(progress, timings), no_cyclic_gc():
         profile = load_profiles(profile_names)
-        default = input_path.with_name(f"{input_path.stem}.{profile.name}.onnx")
-        output_path = output_path_for(input_path, output_path, in_place, default)
+
+        def default_for(path: pathlib.Path) -> pathlib.Path:
+            return path.with_name(f"{path.stem}.{profile.name}.onnx")
+
+        if is_batch(model_paths, batch):
+            run_batch("lower", click.get_current_context().params, default_for)
+        input_path = model_paths[0]
+        output_path = output_path_for(input_path, output_path, in_place, default_for(input_path))
         job = Job(profile=profile)
         _run_and_write(
             input_path,

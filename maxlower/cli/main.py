@@ -34,6 +34,7 @@ EXIT_INVALID = 2  # a bad invocation, an unusable input or output path; NOT VERI
 EXIT_NO_EXACT_FORM = 3  # ConversionError: some node has no exact form
 EXIT_INTERNAL = 4  # a bug in maxlower
 EXIT_INCONCLUSIVE = 5  # prove / --prove: some site could not be proved
+EXIT_BUDGET = 6  # a batch: some model ran past its time or memory budget
 # Interrupted: 128 + the signal, as shells report it (SIGINT 130, SIGTERM 143, SIGHUP 129).
 # What each file a command reads is, in the message refusing an output that would replace it.
 READ_IN = "the input model (IN)"
@@ -54,6 +55,7 @@ Exit codes:
      reason and what would make it possible
   4  internal error in maxlower (a bug: please report it, with --debug output)
   5  --prove on convert/lower: a rewrite site could not be proved (inconclusive)
+  6  a batch of models: some model ran past --model-timeout or --model-memory
   130, 143, 129  interrupted by SIGINT, SIGTERM or SIGHUP: nothing written
 """
 

@@ -1,0 +1,261 @@
+"""One model of a batch in a process of its own (`ModelRun`), watched for its time and
+memory budgets, and what it gave (`ModelResult`): the step that `batch.run_local` runs
+--jobs at a time and `cluster.run_task` runs on a worker. The child runs the command
+exactly as it runs alone (`child_main`), its standard output and error sent to files."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import pathlib
+import pickle
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import click
+
+from maxlower.cli.main import (
+    EXIT_BUDGET,
+    EXIT_DIFFERENT,
+    EXIT_INCONCLUSIVE,
+    EXIT_INTERNAL,
+    EXIT_INVALID,
+    EXIT_NO_EXACT_FORM,
+    EXIT_OK,
+)
+
+STATUS_OF_CODE = {
+    EXIT_OK: "ok",
+    EXIT_DIFFERENT: "different",
+    EXIT_INVALID: "invalid",
+    EXIT_NO_EXACT_FORM: "no exact form",
+    EXIT_INTERNAL: "internal error",
+    EXIT_INCONCLUSIVE: "inconclusive",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelJob:
+    """One model of a batch: where it is read and written, and its resume key."""
+
+    index: int
+    input: pathlib.Path
+    name: str  # as the lines and the index page show it
+    output: pathlib.Path
+    report: pathlib.Path | None
+    key: str
+
+
+# --- one model in a child process --------------------------------------------------------
+
+
+@dataclasses.dataclass
+class ModelResult:
+    """What one model's run gave: its exit code and status, its time, the error line,
+    what it printed, and its --json document."""
+
+    status: str
+    exit_code: int
+    seconds: float
+    error: str | None = None
+    stdout: str = ""
+    document: dict | None = None
+    resumed: bool = False
+
+    def record(self, job: ModelJob) -> dict:
+        """The model's JSON line (and its line in OUT's record)."""
+        return {
+            "input": str(job.input),
+            "output": str(job.output),
+            "status": self.status,
+            "exit_code": self.exit_code,
+            "seconds": round(self.seconds, 3),
+            "error": self.error,
+            "report": str(job.report) if job.report is not None else None,
+            "resumed": self.resumed,
+            "key": job.key,
+            "result": self.document,
+        }
+
+
+class ModelRun:
+    """One model's command in a child process, watched for its budgets.
+
+    The child is forked from this process (`fork=True`) or is a fresh interpreter running
+    `python -m maxlower.cli.child` on the pickled arguments; either way it runs
+    `child_main`, with standard output and error in files of the run's directory."""
+
+    def __init__(
+        self,
+        command: str,
+        params: dict,
+        timeout: float,
+        memory_bytes: int | None,
+        *,
+        fork: bool,
+        cwd: str | None = None,
+    ) -> None:
+        self.timeout, self.memory_bytes = timeout, memory_bytes
+        self.directory = pathlib.Path(tempfile.mkdtemp(prefix="maxlower-batch-"))
+        self.json_path = self.directory / "result.json"
+        params = {**params, "json_path": self.json_path}
+        self.started = time.monotonic()
+        self.killed_for: str | None = None
+        self._popen: subprocess.Popen | None = None
+        if fork and hasattr(os, "fork"):
+            self.pid = _fork_child(command, params, self.directory)
+        else:
+            arguments = self.directory / "arguments.pickle"
+            arguments.write_bytes(pickle.dumps((command, params, str(self.directory))))
+            self._popen = subprocess.Popen(
+                [sys.executable, "-m", "maxlower.cli.child", str(arguments)],
+                stdin=subprocess.DEVNULL,
+                cwd=cwd,  # a cluster's worker: the command's directory, relative paths
+            )
+            self.pid = self._popen.pid
+
+    def poll(self) -> ModelResult | None:
+        """The result once the child has ended (stopping it past a budget), else None."""
+        code = self._returncode()
+        if code is None:
+            code = self._check_budgets()
+        if code is None:
+            return None
+        return self._result(code)
+
+    def stop(self) -> None:
+        """Kill the child and wait for it (an interrupted batch)."""
+        with contextlib.suppress(ProcessLookupError, ChildProcessError):
+            os.kill(self.pid, signal.SIGKILL)
+        while self._returncode() is None:
+            time.sleep(0.01)
+        self.cleanup()
+
+    def cleanup(self) -> None:
+        for path in self.directory.iterdir():
+            path.unlink()
+        self.directory.rmdir()
+
+    def _returncode(self) -> int | None:
+        if self._popen is not None:
+            return self._popen.poll()
+        pid, status = os.waitpid(self.pid, os.WNOHANG)
+        if pid == 0:
+            return None
+        return os.waitstatus_to_exitcode(status)
+
+    def _check_budgets(self) -> int | None:
+        over = None
+        if time.monotonic() - self.started > self.timeout:
+            over = "timeout"
+        elif self.memory_bytes is not None and _resident_bytes(self.pid) > self.memory_bytes:
+            over = "memory"
+        if over is None:
+            return None
+        self.killed_for = over
+        os.kill(self.pid, signal.SIGKILL)
+        while (code := self._returncode()) is None:
+            time.sleep(0.01)
+        return code
+
+    def _result(self, code: int) -> ModelResult:
+        seconds = time.monotonic() - self.started
+        stdout = _read_text(self.directory / "stdout")
+        stderr = _read_text(self.directory / "stderr")
+        document = None
+        with contextlib.suppress(OSError, ValueError):
+            document = json.loads(self.json_path.read_text(encoding="utf-8"))
+        self.cleanup()
+        if self.killed_for == "timeout":
+            error = f"stopped after {self.timeout:g} s (--model-timeout)"
+            return ModelResult("timeout", EXIT_BUDGET, seconds, error, stdout, None)
+        if self.killed_for == "memory":
+            gigabytes = (self.memory_bytes or 0) / 1e9
+            error = f"stopped past {gigabytes:.3g} GB resident (--model-memory)"
+            return ModelResult("memory", EXIT_BUDGET, seconds, error, stdout, None)
+        if code < 0:
+            name = signal.Signals(-code).name
+            error = f"the process died of {name}{_last_line(stderr, prefix='')}"
+            return ModelResult("crashed", EXIT_INTERNAL, seconds, error, stdout, None)
+        status = STATUS_OF_CODE.get(code, "interrupted" if code >= 128 else "internal error")
+        return ModelResult(status, code, seconds, _error_line(stderr), stdout, document)
+
+
+def _fork_child(command: str, params: dict, directory: pathlib.Path) -> int:
+    """Fork; the child runs the model's command and never returns."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the child
+        code = EXIT_INTERNAL
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_DFL)  # the batch stops its children
+            code = child_main(command, params, directory)
+        finally:
+            os._exit(code)
+    return pid
+
+
+def child_main(command: str, params: dict, directory: str | os.PathLike) -> int:
+    """Run the command `command` of `maxlower` on one model, with standard output and
+    error sent to files in `directory`; return its exit code."""
+    directory = pathlib.Path(directory)
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        target = os.open(directory / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(target, fd)
+        os.close(target)
+    # Python's streams onto those descriptors (the parent's may be a test's capture)
+    sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+    from maxlower.cli.main import cli  # its commands: registered by the parent (or child.py)
+
+    code = EXIT_INTERNAL
+    try:
+        callback = cli.commands[command].callback
+        assert callback is not None
+        with click.Context(cli.commands[command], info_name=command):
+            callback(**params)
+        code = EXIT_OK
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    except click.exceptions.Exit as done:
+        code = done.exit_code
+    except BaseException as error:  # a bug outside the command's own error handling
+        print(f"maxlower: error: internal error ({type(error).__name__}: {error})", file=sys.stderr)
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    return code
+
+
+def _resident_bytes(pid: int) -> int:
+    """The child's resident memory (Linux /proc; 0 where it cannot be read)."""
+    try:
+        with open(f"/proc/{pid}/statm", encoding="ascii") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _read_text(path: pathlib.Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _error_line(stderr: str) -> str | None:
+    for line in reversed(stderr.splitlines()):
+        if line.startswith("maxlower: error: "):
+            return line.removeprefix("maxlower: error: ")
+    return None
+
+
+def _last_line(stderr: str, prefix: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    return f" ({lines[-1][:200]})" if lines and lines[-1].startswith(prefix) else ""

@@ -1,0 +1,286 @@
+"""Batches (issue 30): `maxlower convert` and `lower` on several models, a directory or a
+glob, each model in a process of its own, --jobs at a time, with budgets, --resume, JSON
+lines, an index page and the worst model's exit code; and the same batch on a local Dask
+cluster (slow tier).
+
+Every batch's outputs are held to the single-model command's outputs byte for byte: a
+batch is the same command, run many times."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+
+import click
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from maxlower.cli.batch import EXIT_BUDGET, plan, run_local
+from maxlower.cli.main import cli
+from maxlower.cli.model_run import ModelJob
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples" / "models"
+
+
+def run_module(*args, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "maxlower", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+    )
+
+
+def layer_norm_17() -> onnx.ModelProto:
+    """Refused at 13 without --expand-functions: exit 3."""
+    node = helper.make_node("LayerNormalization", ["x", "scale"], ["y"], axis=-1)
+    scale = numpy_helper.from_array(np.ones(4, np.float32), "scale")
+    graph = helper.make_graph(
+        [node],
+        "ln",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])],
+        [scale],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.fixture
+def folder(tmp_path: pathlib.Path) -> pathlib.Path:
+    """Three example models (one in a subfolder), a refused one and a garbled one."""
+    models = tmp_path / "models"
+    (models / "sub").mkdir(parents=True)
+    shutil.copy(EXAMPLES / "reduce_max_opset18.onnx", models / "reduce_max.onnx")
+    shutil.copy(EXAMPLES / "nested_opset18.onnx", models / "nested.onnx")
+    shutil.copy(EXAMPLES / "max_bfloat16_opset13.onnx", models / "sub" / "bf16.onnx")
+    onnx.save(layer_norm_17(), models / "layer_norm.onnx")
+    (models / "garbled.onnx").write_bytes(b"not a model")
+    (models / "notes.txt").write_text("not searched")
+    return models
+
+
+def json_lines(path: pathlib.Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_a_folder_converts_as_each_model_would_alone(folder, tmp_path):
+    out, lines = tmp_path / "out", tmp_path / "batch.jsonl"
+    done = run_module("convert", folder, "--opset", "13", "-o", out, "--jobs", "2", "--json", lines)
+    assert done.returncode == 3, done.stderr  # worst: no exact form (3) beats invalid (2)
+    records = {pathlib.Path(r["input"]).name: r for r in json_lines(lines)}
+    assert len(records) == 5  # every *.onnx below the folder, once; notes.txt not
+    assert {n: r["status"] for n, r in records.items()} == {
+        "reduce_max.onnx": "ok",
+        "nested.onnx": "ok",
+        "bf16.onnx": "ok",
+        "layer_norm.onnx": "no exact form",
+        "garbled.onnx": "invalid",
+    }
+    assert "LayerNormalization" in records["layer_norm.onnx"]["error"]
+    assert records["reduce_max.onnx"]["result"]["target_opset"] == 13  # the model's --json
+    # the same relative names under OUT, and nothing for the refused models
+    written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.onnx"))
+    assert written == ["nested.onnx", "reduce_max.onnx", "sub/bf16.onnx"]
+    # each byte for byte what the single command writes
+    for name in written:
+        alone = tmp_path / "alone.onnx"
+        single = run_module("convert", folder / name, "--opset", "13", "-o", alone)
+        assert single.returncode == 0, single.stderr
+        assert (out / name).read_bytes() == alone.read_bytes(), name
+    # a line per model, then the summary with its reasons
+    assert done.stdout.count("\n[") + done.stdout.startswith("[") == 5
+    assert "batch: 5 models" in done.stdout
+    assert "no exact form  1" in done.stdout and "refused or failed, by reason:" in done.stdout
+
+
+def test_resume_does_no_work_twice(folder, tmp_path):
+    out = tmp_path / "out"
+    first = run_module("convert", folder, "--opset", "13", "-o", out)
+    assert first.returncode == 3
+    stamps = {p: p.stat().st_mtime_ns for p in out.rglob("*.onnx")}
+    lines = tmp_path / "again.jsonl"
+    again = run_module("convert", folder, "--opset", "13", "-o", out, "--resume", "--json", lines)
+    assert again.returncode == 3  # the same verdicts, read from the record
+    assert all(r["resumed"] for r in json_lines(lines))
+    assert {p: p.stat().st_mtime_ns for p in out.rglob("*.onnx")} == stamps
+    assert "5 of them done before" in again.stdout
+    # a removed output, a changed model and other options are redone; the rest are not
+    (out / "nested.onnx").unlink()
+    onnx.save(layer_norm_17(), folder / "sub" / "bf16.onnx")  # new bytes: a new key
+    third = run_module("convert", folder, "--opset", "13", "-o", out, "--resume", "--json", lines)
+    redone = {pathlib.Path(r["input"]).name for r in json_lines(lines) if not r["resumed"]}
+    assert redone == {"nested.onnx", "bf16.onnx"}, third.stdout
+    other = run_module(
+        "convert", folder, "--opset", "14", "-o", out, "--resume", "--json", lines
+    )  # another target: nothing is done before
+    assert not any(r["resumed"] for r in json_lines(lines)), other.stdout
+
+
+def test_a_timeout_stops_one_model_and_the_others_go_on(folder, tmp_path):
+    lines = tmp_path / "t.jsonl"
+    done = run_module(
+        "convert", folder, "--opset", "13", "-o", tmp_path / "out",
+        "--model-timeout", "0.001", "--json", lines,
+    )  # fmt: skip
+    assert done.returncode == EXIT_BUDGET, done.stderr
+    statuses = {r["status"] for r in json_lines(lines)}
+    assert statuses == {"timeout"} or statuses <= {"timeout", "invalid", "no exact form"}
+    assert "timeout" in statuses
+
+
+def test_a_memory_budget_stops_a_model(folder, tmp_path):
+    lines = tmp_path / "m.jsonl"
+    model = folder / "reduce_max.onnx"
+    done = run_module(
+        "convert", model, "--opset", "13", "-o", tmp_path / "out",
+        "--model-memory", "0.001", "--jobs", "1", "--json", lines,
+    )  # fmt: skip
+    (record,) = json_lines(lines)
+    assert (done.returncode, record["status"]) == (EXIT_BUDGET, "memory")
+    assert "--model-memory" in record["error"]
+
+
+@pytest.fixture
+def crash_command():
+    """A command that kills its own process (as a runtime's trap would), or succeeds."""
+
+    @click.command("test-crash")
+    @click.argument("how")
+    @click.option("--json", "json_path")
+    def crash(how: str, json_path: str | None) -> None:
+        if how == "segv":
+            os.kill(os.getpid(), signal.SIGSEGV)
+        click.echo("fine")
+
+    cli.add_command(crash)
+    yield "test-crash"
+    del cli.commands["test-crash"]
+
+
+def test_a_crash_ends_only_its_model(crash_command, tmp_path):
+    jobs = [
+        ModelJob(i, tmp_path / f"{how}.onnx", how, tmp_path / f"{how}.out", None, how)
+        for i, how in enumerate(["segv", "ok", "segv", "ok"])
+    ]
+    results = dict(run_local(crash_command, jobs, lambda job: {"how": job.name}, 2, 60, None))
+    assert {job.name: r.status for job, r in results.items()} == {"segv": "crashed", "ok": "ok"}
+    crashed = next(r for job, r in results.items() if job.name == "segv")
+    assert "SIGSEGV" in crashed.error and crashed.exit_code == 4
+    assert next(r for job, r in results.items() if job.name == "ok").stdout == "fine\n"
+
+
+def test_index_page_links_each_report_and_escapes_names(folder, tmp_path):
+    hostile = folder / "<img src=x onerror=alert(1)>.onnx"
+    shutil.copy(EXAMPLES / "reduce_max_opset18.onnx", hostile)
+    out, index = tmp_path / "out", tmp_path / "index.html"
+    done = run_module("convert", folder, "--opset", "13", "-o", out, "--report", index)
+    assert done.returncode == 3, done.stderr
+    page = index.read_text()
+    assert "<img" not in page and "&lt;img src=x onerror=alert(1)&gt;.onnx" in page
+    assert "<script" not in page
+    for report in out.rglob("*.report.html"):
+        href = os.path.relpath(report, tmp_path)
+        assert f'href="{href}"' in page or "%3C" in page
+    assert len(list(out.rglob("*.report.html"))) == 4  # the four models that converted
+    assert page.count("<tr class=") == 6
+
+
+def test_glob_and_lower(folder, tmp_path):
+    out = tmp_path / "out"
+    done = run_module("lower", str(folder / "*.onnx"), "--profile", "primitives", "-o", out)
+    assert done.returncode == 2, done.stderr  # garbled.onnx: invalid; the others lower
+    lowered = sorted(p.name for p in out.glob("*.onnx"))
+    assert lowered == ["layer_norm.onnx", "nested.onnx", "reduce_max.onnx"]
+    alone = tmp_path / "alone.onnx"
+    run_module("lower", folder / "nested.onnx", "--profile", "primitives", "-o", alone)
+    assert (out / "nested.onnx").read_bytes() == alone.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--resume"], "--resume needs -o DIR"),
+        (["-o", "{file}"], "OUT is a directory"),
+        (["-o", "{out}", "--in-place"], "--in-place writes over each IN"),
+    ],
+)
+def test_batch_refusals(folder, tmp_path, extra, message):
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    extra = [e.format(file=a_file, out=tmp_path / "out") for e in extra]
+    done = run_module("convert", folder, "--opset", "13", *extra)
+    assert done.returncode == 2 and message in done.stderr, done.stderr
+
+
+def test_two_models_for_one_output_are_refused_before_any_work(folder, tmp_path):
+    other = tmp_path / "other"
+    other.mkdir()
+    shutil.copy(EXAMPLES / "nested_opset18.onnx", other / "reduce_max.onnx")
+    out = tmp_path / "out"
+    done = run_module("convert", folder / "reduce_max.onnx", other, "--opset", "13", "-o", out)
+    assert done.returncode == 2 and "would both be written to" in done.stderr
+    assert not out.exists()
+
+
+def test_no_model_found(tmp_path):
+    done = run_module("convert", tmp_path, "--opset", "13", "-o", tmp_path / "out")
+    assert done.returncode == 2 and "no .onnx file found" in done.stderr
+
+
+def test_plan_keys_depend_on_bytes_and_options(folder, tmp_path):
+    models = [(folder / "nested.onnx", pathlib.Path("nested.onnx"))]
+    params = {"opset": 13, "model_paths": (folder,), "jobs": 2}
+    key = plan("convert", params, models, tmp_path, lambda p: p, False)[0].key
+    assert (
+        key == plan("convert", {**params, "jobs": 1}, models, tmp_path, lambda p: p, False)[0].key
+    )  # --jobs decides nothing
+    assert (
+        key != plan("convert", {**params, "opset": 14}, models, tmp_path, lambda p: p, False)[0].key
+    )
+
+
+@pytest.mark.slow
+def test_a_local_dask_cluster_gives_the_same_results(folder, tmp_path):
+    try:
+        from distributed import LocalCluster
+    except ImportError:
+        if os.environ.get("CI"):
+            pytest.fail("distributed is missing; .ci/run installs maxlower[cluster]")
+        pytest.skip("needs maxlower[cluster] (distributed)")
+    here, there = tmp_path / "here", tmp_path / "there"
+    local = run_module("convert", folder, "--opset", "13", "-o", here, "--json", tmp_path / "h")
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        remote = run_module(
+            "convert", folder, "--opset", "13", "-o", there, "--json", tmp_path / "t",
+            "--cluster", cluster.scheduler_address,
+        )  # fmt: skip
+    assert remote.returncode == local.returncode == 3, remote.stderr
+    assert "on the cluster at tcp://" in remote.stdout
+    written = sorted(p.relative_to(here) for p in here.rglob("*.onnx"))
+    assert written == sorted(p.relative_to(there) for p in there.rglob("*.onnx"))
+    for name in written:
+        assert (here / name).read_bytes() == (there / name).read_bytes()
+
+    def comparable(path):
+        return [
+            {k: v for k, v in r.items() if k not in ("seconds", "output", "key")}
+            | {"output": pathlib.Path(r["output"]).name}
+            for r in json_lines(path)
+        ]
+
+    local_records, remote_records = comparable(tmp_path / "h"), comparable(tmp_path / "t")
+    for record in local_records + remote_records:
+        if record["result"] is not None:
+            record["result"].pop("output", None)
+    assert local_records == remote_records
