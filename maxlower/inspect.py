@@ -8,6 +8,7 @@ import dataclasses
 
 import onnx
 
+from maxlower.check import op_counts
 from maxlower.family_nodes import FamilyNode, family_nodes, in_graph_order
 from maxlower.pipeline import Job, run
 from passes.errors import ConversionError
@@ -45,4 +46,47 @@ def plan_conversion(prepared: onnx.ModelProto, base_dir: str, opset: int) -> Pla
         return Plan(opset, [], error)
 
 
-__all__ = ["FamilyNode", "Plan", "family_nodes", "in_graph_order", "plan_conversion"]
+@dataclasses.dataclass(frozen=True)
+class OpUse:
+    """One op of a model: its domain (\"\" for ai.onnx), the version of its schema at the
+    model's opset of that domain (None where onnx.defs has none), and its node count."""
+
+    op: str
+    domain: str
+    version: int | None
+    count: int
+
+    def label(self) -> str:
+        name = f"{self.domain}::{self.op}" if self.domain else self.op
+        return name + (f"-{self.version}" if self.version is not None else "")
+
+
+def op_inventory(model: onnx.ModelProto) -> list[OpUse]:
+    """Every op of `model` (the main graph, subgraphs and local functions, as
+    `maxlower.check.op_counts` counts them), most used first, with its schema version."""
+    opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in model.opset_import}
+    uses = []
+    for key, count in op_counts(model).items():
+        domain, _, op = key.rpartition("::")
+        uses.append(OpUse(op, domain, _schema_version(op, domain, opsets.get(domain)), count))
+    return sorted(uses, key=lambda use: (-use.count, use.domain, use.op))
+
+
+def _schema_version(op: str, domain: str, opset: int | None) -> int | None:
+    if opset is None:
+        return None
+    try:
+        return onnx.defs.get_schema(op, opset, domain).since_version
+    except onnx.defs.SchemaError:
+        return None
+
+
+__all__ = [
+    "FamilyNode",
+    "OpUse",
+    "Plan",
+    "family_nodes",
+    "in_graph_order",
+    "op_inventory",
+    "plan_conversion",
+]

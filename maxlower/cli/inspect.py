@@ -16,7 +16,7 @@ from maxlower.cli.main import (
 )
 from maxlower.errors import check_target_opset
 from maxlower.family_nodes import FamilyNode, family_nodes, in_graph_order
-from maxlower.inspect import Plan, plan_conversion
+from maxlower.inspect import Plan, op_inventory, plan_conversion
 from maxlower.io import model_from_proto
 from maxlower.pipeline import load_proto
 from maxlower.ui import echo
@@ -27,7 +27,8 @@ from passes.builder import schema_version
     help=f"""List the Max- and Min-family nodes of IN and, with --opset, what conversion
 would do.
 
-For every Max, ReduceMax, ArgMax, Min, ReduceMin and ArgMin node (main graph, subgraphs,
+First every op of IN, with its schema version at IN's opset and its node count. Then,
+for every Max, ReduceMax, ArgMax, Min, ReduceMin and ArgMin node (main graph, subgraphs,
 model-local functions): where it is, its op and schema version, its inputs' element types
 and shapes (and constant axes), and its attributes; with --opset N, also what converting
 a copy to N would do to each node, or why no exact form exists. Nothing is written.
@@ -67,6 +68,7 @@ def inspect(input_path: pathlib.Path, opset: int | None, debug: bool) -> None:
         header = f"{input_path}: opset {opset_text(source)}, ir_version {model.ir_version}, "
         header += f"{len(nodes)} Max/Min-family node{'s' if len(nodes) != 1 else ''}"
         echo(header + (f"; planned conversion to opset {opset}" if plan else ""))
+        _print_inventory(prepared)
         where = None
         for node in nodes:
             if node.where != where:
@@ -92,6 +94,18 @@ def inspect(input_path: pathlib.Path, opset: int | None, debug: bool) -> None:
                 )
                 raise plan.error
             echo(f"\nconversion to opset {opset} would succeed")
+
+
+def _print_inventory(prepared) -> None:
+    """Every op, most used first, four to a line: `Conv-11 ×53`."""
+    uses = op_inventory(prepared)
+    nodes = sum(use.count for use in uses)
+    kinds = f"{len(uses)} kind{'s' if len(uses) != 1 else ''}"
+    echo(f"\nops: {kinds}, {nodes} node{'s' if nodes != 1 else ''}")
+    cells = [f"{use.label()} ×{use.count}" for use in uses]
+    width = max(map(len, cells), default=0)
+    for start in range(0, len(cells), 4):
+        echo("  " + "  ".join(f"{cell:<{width}}" for cell in cells[start : start + 4]).rstrip())
 
 
 def _plan_lines(plan: Plan, node: FamilyNode) -> list[str]:
