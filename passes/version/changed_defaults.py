@@ -82,6 +82,7 @@ class ChangedDefault:
     new: object
 
 
+@functools.cache  # per (op, attribute, version): every node of the op asks the same
 def absent_value(op_type: str, name: str, version: int) -> object:
     """What `op_type` at schema `version` does when `name` is absent, as a value of the
     attribute spelt as at `version`: UNSAID when no schema says, NOT_APPLICABLE when the
