@@ -284,3 +284,17 @@ def test_a_local_dask_cluster_gives_the_same_results(folder, tmp_path):
         if record["result"] is not None:
             record["result"].pop("output", None)
     assert local_records == remote_records
+
+
+def test_check_takes_a_folder(folder, tmp_path):
+    lines = tmp_path / "c.jsonl"
+    done = run_module("check", folder, "--profile", "qnn-htp", "--strict", "--json", lines)
+    records = {pathlib.Path(r["input"]).name: r for r in json_lines(lines)}
+    assert records["garbled.onnx"]["status"] == "invalid"
+    assert records["reduce_max.onnx"]["status"] == "would change"  # --strict's exit 1
+    assert records["reduce_max.onnx"]["output"] is None
+    assert records["reduce_max.onnx"]["result"]["profile"] == "qnn-htp"
+    assert done.returncode == 2, done.stderr  # invalid (2) outranks --strict's 1 for check
+    assert (
+        not list(folder.rglob("*.report.html")) and not (folder / ".maxlower-batch.jsonl").exists()
+    )

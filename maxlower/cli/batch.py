@@ -59,6 +59,9 @@ SEVERITY = (
     EXIT_NO_EXACT_FORM,
     EXIT_INVALID,
 )
+# `check`'s 1 is not a difference but --strict's "lower would change something": least.
+CHECK_SEVERITY = (EXIT_INTERNAL, EXIT_BUDGET, EXIT_NO_EXACT_FORM, EXIT_INVALID, EXIT_DIFFERENT)
+CHECK_STATUSES = {EXIT_DIFFERENT: "would change"}
 # Statuses that a rerun with the same options would repeat: --resume skips them.
 FINAL_STATUSES = {"ok", "different", "invalid", "no exact form", "inconclusive"}
 # Options that belong to the batch, not to each model's run.
@@ -71,8 +74,11 @@ this order: 4, 6 (a model ran past --model-timeout or --model-memory), 1, 5,
 3, 2; 0 when every model passed."""
 
 
-def batch_options(function):
-    """--jobs, --resume, --cluster, --model-timeout and --model-memory."""
+def batch_options(function=None, *, resumable: bool = True):
+    """--jobs, --resume (for a command that writes models), --cluster, --model-timeout
+    and --model-memory."""
+    if function is None:
+        return lambda f: batch_options(f, resumable=resumable)
     options = [
         click.option(
             "--jobs",
@@ -117,6 +123,8 @@ def batch_options(function):
             "'memory' (exit 6).",
         ),
     ]
+    if not resumable:
+        del options[1]
     for option in reversed(options):
         function = option(function)
     return function
@@ -179,7 +187,7 @@ def plan(
     params: dict,
     models: list[tuple[pathlib.Path, pathlib.Path]],
     output_dir: pathlib.Path | None,
-    default_output: Callable[[pathlib.Path], pathlib.Path],
+    default_output: Callable[[pathlib.Path], pathlib.Path] | None,
     want_reports: bool,
 ) -> list[ModelJob]:
     """Each model's output (OUT/<relative name>, or its default beside it), report and
@@ -190,6 +198,10 @@ def plan(
     writers: dict[pathlib.Path, pathlib.Path] = {}
     inputs = {path.resolve() for path, _ in models}
     for index, (path, relative) in enumerate(models):
+        if default_output is None:  # a command that writes no model (check)
+            key = hashlib.sha256(f"{options}\n{_digest(path)}".encode()).hexdigest()
+            jobs.append(ModelJob(index, path, str(relative), None, None, key))
+            continue
         if params.get("in_place"):
             output = path
         elif output_dir is not None:
@@ -333,9 +345,10 @@ class BatchView:
             )
         return "\n".join(lines)
 
-    def exit_code(self) -> int:
+    def exit_code(self, command: str) -> int:
         codes = {r.exit_code for _, r in self.results}
-        return next((code for code in SEVERITY if code in codes), EXIT_OK)
+        order = CHECK_SEVERITY if command == "check" else SEVERITY
+        return next((code for code in order if code in codes), EXIT_OK)
 
 
 def _reason(error: str) -> str:
@@ -366,7 +379,7 @@ class Record:
         entry = self.done.get(job.key)
         if entry is None or entry.get("status") not in FINAL_STATUSES:
             return None
-        if entry["status"] == "ok" and not job.output.exists():
+        if entry["status"] == "ok" and job.output is not None and not job.output.exists():
             return None  # written then, since removed: redo it
         if job.report is not None and not job.report.exists():
             return None
@@ -434,9 +447,11 @@ tr.failed td {{ background: #fdecea; }}
 def run_batch(
     command: str,
     params: dict,
-    default_output: Callable[[pathlib.Path], pathlib.Path],
+    default_output: Callable[[pathlib.Path], pathlib.Path] | None,
 ) -> None:
-    """Run `command` on every model the inputs name, and exit with the batch's code."""
+    """Run `command` on every model the inputs name, and exit with the batch's code.
+    `default_output` names a model's output beside it; None for a command that writes
+    no model (check)."""
     output_dir = params.get("output_path")
     if params.get("resume") and output_dir is None:
         raise InvalidModelError("--resume needs -o DIR: the record of what was done is kept there")
@@ -459,6 +474,8 @@ def run_batch(
         view = BatchView(len(jobs), bool(params.get("quiet")))
         try:
             for job, result in _results(command, params, jobs, record, workers, memory_bytes):
+                if command == "check":
+                    result.status = CHECK_STATUSES.get(result.exit_code, result.status)
                 record.add(job, result)
                 view.show(job, result)
         finally:
@@ -476,7 +493,7 @@ def run_batch(
             title = f"maxlower {command}: {len(jobs)} models"
             outputs.stage_text(index_path, index_page(view.results, index_path, title))
         outputs.commit()
-    sys.exit(view.exit_code())
+    sys.exit(view.exit_code(command))
 
 
 def _results(command, params, jobs, record, workers, memory_bytes):
@@ -510,10 +527,12 @@ def _results(command, params, jobs, record, workers, memory_bytes):
 def model_params(params: dict, job: ModelJob) -> dict:
     """The command's parameters for one model: its input, output and report, and no
     batch options (so that it runs as a single model)."""
-    single = {**params, "jobs": None, "resume": False, "cluster": None}
-    single["model_paths"] = (job.input,)
-    single["output_path"] = None if params.get("in_place") else job.output
-    single["report_path"] = job.report
-    if not params.get("dry_run"):
-        job.output.parent.mkdir(parents=True, exist_ok=True)
+    single = {**params, "jobs": None, "cluster": None, "model_paths": (job.input,)}
+    if "resume" in params:
+        single["resume"] = False
+    if job.output is not None:
+        single["output_path"] = None if params.get("in_place") else job.output
+        single["report_path"] = job.report
+        if not params.get("dry_run"):
+            job.output.parent.mkdir(parents=True, exist_ok=True)
     return single

@@ -9,6 +9,7 @@ import sys
 import click
 
 from maxlower import pipeline
+from maxlower.cli.batch import batch_options, is_batch, run_batch
 from maxlower.cli.main import (
     DEBUG_OPTION,
     PROFILES_OPTION,
@@ -64,6 +65,7 @@ docs/profiles.md.
 Examples:
   maxlower check model.onnx --profile qnn-htp
   maxlower check model.onnx --profile rknn --profile onnxruntime --json plan.json
+  maxlower check models/ --profile qnn-htp --jobs 2     # a batch (docs/cli.md, "Batches")
 
 \b
 Exit codes:
@@ -71,10 +73,14 @@ Exit codes:
   1  with --strict: `lower` would change something
   2  bad invocation, unreadable input or profile
   3  some node has no exact form that P accepts (each is listed)
-  4  internal error in maxlower (a bug)""",
+  4  internal error in maxlower (a bug)
+With several models (a batch): the worst model's code, in the order 4, 6 (a model ran
+past --model-timeout or --model-memory), 3, 2, 1; --json writes JSON lines.""",
     short_help="Pre-flight: what a target rejects, and what lower would do.",
 )
-@click.argument("input_path", metavar="IN", type=click.Path(path_type=pathlib.Path))
+@click.argument(
+    "model_paths", metavar="IN...", nargs=-1, required=True, type=click.Path(path_type=pathlib.Path)
+)
 @PROFILES_OPTION
 @click.option(
     "--opset",
@@ -94,16 +100,18 @@ Exit codes:
     help="Also write the report as JSON to F.",
 )
 @click.option("--strict", is_flag=True, help="Exit 1 when `lower` would change anything.")
+@batch_options(resumable=False)
 @QUIET_OPTION
 @DEBUG_OPTION
 def check(
-    input_path: pathlib.Path,
+    model_paths: tuple[pathlib.Path, ...],
     profile_names: tuple[str, ...],
     opset: int | None,
     json_path: pathlib.Path | None,
     strict: bool,
     quiet: bool,
     debug: bool,
+    **batch: object,
 ) -> None:
     from maxlower.check import CheckReport
 
@@ -111,6 +119,9 @@ def check(
         profile = load_profiles(profile_names)
         if opset is not None:
             check_target_opset(opset)
+        if is_batch(model_paths, batch):
+            run_batch("check", click.get_current_context().params, None)
+        input_path = model_paths[0]
         reads = {READ_IN: input_path} | profile_reads(profile)
         with Outputs(reads) as outputs:
             if json_path is not None:

@@ -46,7 +46,7 @@ class ModelJob:
     index: int
     input: pathlib.Path
     name: str  # as the lines and the index page show it
-    output: pathlib.Path
+    output: pathlib.Path | None  # None: the command writes no model (check)
     report: pathlib.Path | None
     key: str
 
@@ -71,7 +71,7 @@ class ModelResult:
         """The model's JSON line (and its line in OUT's record)."""
         return {
             "input": str(job.input),
-            "output": str(job.output),
+            "output": str(job.output) if job.output is not None else None,
             "status": self.status,
             "exit_code": self.exit_code,
             "seconds": round(self.seconds, 3),
