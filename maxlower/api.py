@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import pathlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
@@ -280,15 +280,34 @@ def verify(
     strict: bool = False,
     timeout: float = DEFAULT_TIMEOUT,
     report: str | os.PathLike[str] | None = None,
+    expanded: Iterable[str] = (),
+    expanded_ulps: int | None = None,
 ) -> VerifyReport:
     """Check that `candidate` computes what `reference` does; never raises on a difference.
     The options are maxlower.verify.core.verify's (its docstring says each; the signature
     is repeated here so that callers' type checkers see it); `report`: also write the
-    HTML report `maxlower verify --report` writes."""
+    HTML report `maxlower verify --report` writes. `expanded`: the ops the conversion
+    expanded into their ONNX function bodies (`report.expanded_ops()`): the candidate is
+    then held bit for bit to `reference` with those ops expanded at its own opset, and the
+    reference's own kernels' difference from the bodies is measured apart, as the status
+    "rounding of an expanded function", failing under `strict` or past `expanded_ulps`
+    (maxlower.verify.expanded)."""
     from maxlower.verify.core import as_proto
     from maxlower.verify.core import verify as run_trials
+    from maxlower.verify.expanded import verify_expanded
 
     def trials_of() -> VerifyReport:
+        if expanded:
+            return verify_expanded(
+                as_proto(reference, "reference"),
+                candidate,
+                frozenset(expanded),
+                one_comparison,
+                max_ulps=expanded_ulps,
+            )
+        return one_comparison(reference, candidate)
+
+    def one_comparison(reference: ModelInput, candidate: ModelInput) -> VerifyReport:
         return run_trials(
             reference,
             candidate,

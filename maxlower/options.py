@@ -47,6 +47,8 @@ OPTIONS = {
     "--atol": Bounds(False, 0.0, math.inf, "a finite number >= 0"),
     "--timeout": Bounds(False, 0.0, 86_400.0, "seconds, a number > 0 and <= 86400", above=True),
     "--dim": Bounds(True, 0, 2**62, "an integer from 0 to 2^62"),
+    # --verify of an expanded function op: the original kernel's largest distance in ulps
+    "--expanded-ulps": Bounds(True, 0, 2**64, "an integer from 0 to 2^64"),
     # maxlower prove: bounded shapes (every element is a solver term)
     "--max-dim": Bounds(True, 0, 64, "an integer from 0 to 64"),
     "--prove-dim": Bounds(True, 0, 4096, "an integer from 0 to 4096"),

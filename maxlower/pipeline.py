@@ -111,6 +111,11 @@ class Report:
     def counts(self) -> dict[str, int]:
         return {kind: len(entries) for kind, entries in self.kinds().items()}
 
+    def expanded_ops(self) -> frozenset[str]:
+        """The ops this run expanded into their ONNX function bodies (what --verify then
+        holds the result to, bit for bit: maxlower.verify.expanded)."""
+        return frozenset(c.op_type for c in self.conversions if c.how == EXPANDED)
+
     def lines(self, *, limit: int = 5) -> list[str]:
         """The report as text: a header per kind with its count, then one line per node
         (family rewrites and lowerings) or per op and version step (the others, with the

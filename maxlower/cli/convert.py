@@ -121,8 +121,10 @@ each model's page, and --resume skips what OUT's record says is done. docs/cli.m
     is_flag=True,
     help="Let an op that does not exist at N (LayerNormalization below 17, say) "
     "become its ONNX function body. Off by default: the body is the spec's "
-    "definition, but a runtime's fused kernel may round floats differently, so "
-    "outputs can differ from the original's in the last bits.",
+    "definition, but a runtime's fused kernel may round floats differently. --verify "
+    "then holds the result to the body bit for bit and reports the kernel's rounding "
+    "apart (status 'rounding of an expanded function'; --strict or --expanded-ulps N "
+    "fail it).",
 )
 @verification_options(gate=True)
 @proof_options
@@ -313,6 +315,7 @@ def _run_and_write(
                     inlined(outcome.proto, outcome.checked.base_dirs),
                     None if dry_run else output_path,
                     quiet=quiet,
+                    expanded=report.expanded_ops(),
                 )
         if proving is not None:
             proof = done.prove(proving)

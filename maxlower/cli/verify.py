@@ -37,7 +37,12 @@ from maxlower.files import Outputs
 from maxlower.options import DEFAULT_TIMEOUT, OPTIONS, Number, check_number, check_range
 from maxlower.ui import echo
 from maxlower.verify.models import load_comparable
-from maxlower.verify.report import DIFFERENT, EQUIVALENT_EXCEPT_NAN, VerifyReport
+from maxlower.verify.report import (
+    DIFFERENT,
+    EQUIVALENT_EXCEPT_EXPANDED,
+    EQUIVALENT_EXCEPT_NAN,
+    VerifyReport,
+)
 
 VERIFY_EXIT_CODES_HELP = """\b
 Exit codes:
@@ -54,7 +59,8 @@ Exit codes:
 def exit_code(report: VerifyReport) -> int:
     if report.ok:
         return EXIT_OK
-    return EXIT_DIFFERENT if report.status in (DIFFERENT, EQUIVALENT_EXCEPT_NAN) else EXIT_INVALID
+    failed = (DIFFERENT, EQUIVALENT_EXCEPT_NAN, EQUIVALENT_EXCEPT_EXPANDED)
+    return EXIT_DIFFERENT if report.status in failed else EXIT_INVALID
 
 
 @dataclasses.dataclass
@@ -73,27 +79,40 @@ class Verification:
     timeout: float = DEFAULT_TIMEOUT
     strict: bool = False
     json_path: pathlib.Path | None = None
+    expanded_ulps: int | None = None
     gate: bool = False  # on convert/lower: --json is their whole report, verdict included
     report: VerifyReport | None = None
 
-    def verify_models(self, reference, candidate, outputs=None) -> VerifyReport:
+    def verify_models(
+        self, reference, candidate, outputs=None, expanded: frozenset[str] = frozenset()
+    ) -> VerifyReport:
         """Verify, keep the report, write --json if asked (staged in `outputs`, a
-        `maxlower.files.Outputs` that has it declared, if given)."""
+        `maxlower.files.Outputs` that has it declared, if given). `expanded`: the ops the
+        conversion expanded into function bodies (maxlower.verify.expanded)."""
         from maxlower.verify.core import verify  # onnxruntime: only when verifying
+        from maxlower.verify.expanded import verify_expanded
 
-        self.report = verify(
-            reference,
-            candidate,
-            seed=self.seed,
-            trials=self.trials,
-            inputs=self.inputs,
-            ranges=self.ranges,
-            dims=self.dims,
-            rtol=self.rtol,
-            atol=self.atol,
-            timeout=self.timeout,
-            strict=self.strict,
-        )
+        def one_comparison(reference, candidate) -> VerifyReport:
+            return verify(
+                reference,
+                candidate,
+                seed=self.seed,
+                trials=self.trials,
+                inputs=self.inputs,
+                ranges=self.ranges,
+                dims=self.dims,
+                rtol=self.rtol,
+                atol=self.atol,
+                timeout=self.timeout,
+                strict=self.strict,
+            )
+
+        if expanded:
+            self.report = verify_expanded(
+                reference, candidate, expanded, one_comparison, max_ulps=self.expanded_ulps
+            )
+        else:
+            self.report = one_comparison(reference, candidate)
         if self.json_path is not None and not self.gate:  # convert/lower write their own
             if outputs is not None:
                 outputs.stage_text(self.json_path, self.report.to_json())
@@ -108,11 +127,12 @@ class Verification:
         output_path: pathlib.Path | None,
         *,
         quiet: bool = False,
+        expanded: frozenset[str] = frozenset(),
     ) -> bool:
         """Verify the rewrite of `original` into `candidate` and print the verdict (with
         `quiet`, only a failure's one line on stderr). False means: do not write (the reason
-        is printed); then call `finish`."""
-        report = self.verify_models(original, candidate)
+        is printed); then call `finish`. `expanded`: as for verify_models."""
+        report = self.verify_models(original, candidate, expanded=expanded)
         if not quiet:
             echo("verification: " + report.summary())
         if report.ok or output_path is None:
@@ -138,6 +158,11 @@ class Verification:
 def _failure(report: VerifyReport) -> str:
     if report.status == DIFFERENT:
         return "found a difference"
+    if report.status == EQUIVALENT_EXCEPT_EXPANDED:
+        return (
+            "found the original's kernel differing from an expanded function's body "
+            "(--strict, --expanded-ulps, or integers that differ)"
+        )
     if report.status == EQUIVALENT_EXCEPT_NAN:
         return "found a difference where ONNX leaves NaN unspecified (--strict)"
     return "was inconclusive"
@@ -262,6 +287,15 @@ _INPUT_OPTIONS = [
 ]
 _GATE_OPTIONS = [
     click.option(
+        "--expanded-ulps",
+        type=Number("--expanded-ulps"),
+        default=None,
+        metavar="N",
+        help="With --verify, where the conversion expanded a function op into its ONNX "
+        "body: fail when the original's own kernel differs from that body by more than N "
+        "ulps (default: no bound; the result itself is held to the body bit for bit).",
+    ),
+    click.option(
         "--verify",
         "verify_flag",
         is_flag=True,
@@ -288,6 +322,7 @@ _FLAGS = {
     "timeout": "--timeout",
     "strict": "--strict",
     "json_path": "--json",
+    "expanded_ulps": "--expanded-ulps",
     "force": "--force",
 }
 
@@ -299,7 +334,7 @@ def verification_options(command=None, *, gate: bool = False):
     def decorate(function):
         @functools.wraps(function)
         def wrapper(*args, **kwargs):
-            given = {name: kwargs.pop(name) for name in _FLAGS if name != "force"}
+            given = {name: kwargs.pop(name, None) for name in _FLAGS if name != "force"}
             enabled = kwargs.pop("verify_flag", True)
             force = kwargs.pop("force", None)
             proving = bool(kwargs.get("prove_flag"))  # --force serves --prove too

@@ -25,6 +25,8 @@ class Comparison:
     index: tuple[int, ...] | None = None  # first mismatching element
     expected: object = None  # reference value there (or dtype / shape)
     actual: object = None  # candidate value there (or dtype / shape)
+    max_ulps: int | None = None  # floats: over mismatching elements both finite
+    special: int = 0  # floats: mismatching elements where either is NaN or ±inf
 
     @property
     def equal(self) -> bool:
@@ -61,7 +63,9 @@ def compare(
             difference = np.abs(flat_e - flat_a)
         both_numbers = ~np.isnan(flat_e) & ~np.isnan(flat_a)
         largest = float(difference[both_numbers].max()) if both_numbers.any() else float("nan")
+        ulps, special = ulp_distance(expected.reshape(-1)[wrong], actual.reshape(-1)[wrong])
     else:
+        ulps, special = None, 0
         if expected.dtype.itemsize <= 4:
             largest = int(np.abs(flat_e.astype(np.int64) - flat_a.astype(np.int64)).max())
         else:  # Python ints: 64-bit differences do not fit 64 bits
@@ -74,7 +78,35 @@ def compare(
         index=first,
         expected=scalar(expected[first]),
         actual=scalar(actual[first]),
+        max_ulps=ulps,
+        special=special,
     )
+
+
+_SIGNED = {2: np.int16, 4: np.int32, 8: np.int64}
+
+
+def ulp_distance(expected: np.ndarray, actual: np.ndarray) -> tuple[int | None, int]:
+    """(the largest distance in units in the last place between elements both finite,
+    counted in the arrays' own float type; the number of elements where either is NaN or
+    ±inf). -0.0 and +0.0 are 0 apart; neighbouring floats 1."""
+    e, a = _comparable(expected), _comparable(actual)
+    finite = np.isfinite(e) & np.isfinite(a)
+    special = int(np.count_nonzero(~finite))
+    if not finite.any():
+        return None, special
+    distance = np.abs(_ordered(expected[finite]) - _ordered(actual[finite]))
+    return int(distance.max()), special
+
+
+def _ordered(array: np.ndarray) -> np.ndarray:
+    """Floats as integers in the order of their values (sign-magnitude bits made two's
+    complement), as Python ints for float64, whose distances do not fit 64 bits."""
+    width = array.dtype.itemsize
+    bits = array.view(_SIGNED[width])
+    bits = bits.astype(object) if width == 8 else bits.astype(np.int64)
+    magnitude = (1 << (8 * width - 1)) - 1
+    return np.where(bits >= 0, bits, -(bits & magnitude))
 
 
 def flatten(value) -> tuple[object, np.ndarray]:

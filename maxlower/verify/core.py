@@ -220,6 +220,9 @@ class _Session:
     ) -> None:
         output.runs_differing += 1
         output.mismatches += comparison.mismatches
+        output.special_mismatches += comparison.special
+        if comparison.max_ulps is not None:
+            output.max_ulps = max(output.max_ulps or 0, comparison.max_ulps)
         if comparison.kind == "values" and not _is_nan(comparison.max_difference):
             if output.max_difference is None or _is_nan(output.max_difference):
                 output.max_difference = comparison.max_difference

@@ -8,11 +8,16 @@ import json
 import math
 import os
 from collections import Counter
+from typing import Any
 
 EQUIVALENT, DIFFERENT, INCONCLUSIVE = "equivalent", "different", "inconclusive"
 # Outputs differ, but only where NaN reaches ReduceMax/ArgMax/ReduceMin/ArgMin, whose result
 # ONNX leaves unspecified: a pass by default, a failure under `strict`.
 EQUIVALENT_EXCEPT_NAN = "equivalent_except_unspecified_nan"
+# Bit-exact to the original with its expanded function ops as their ONNX bodies; the
+# original's fused kernels differ from those bodies (maxlower.verify.expanded): a pass by
+# default, a failure under `strict` or past the ulps bound.
+EQUIVALENT_EXCEPT_EXPANDED = "equivalent_except_expanded_function_rounding"
 NOT_COMPARED = "not compared"  # an output's status when none of its elements was compared
 NAME_CHARS = 80  # a name in a one-line message is cut past this (the JSON has it whole)
 MESSAGE_CHARS = 300  # an error message in a one-line message
@@ -63,6 +68,8 @@ class OutputResult:
     first: Mismatch | None = None
     unspecified_runs: int = 0
     first_unspecified: Mismatch | None = None
+    max_ulps: int | None = None  # floats: the largest distance in ulps between finite values
+    special_mismatches: int = 0  # floats: mismatching elements where either is NaN or ±inf
 
     def text(self) -> str:
         name = short(repr(self.name))
@@ -172,9 +179,12 @@ class VerifyReport:
     notes: list[str]
     divergence: Divergence | None = None
     unspecified_divergence: Divergence | None = None
+    expanded: Any = None  # maxlower.verify.expanded.ExpandedRounding, with that status
 
     @property
     def ok(self) -> bool:
+        if self.status == EQUIVALENT_EXCEPT_EXPANDED:
+            return not self.strict and self.expanded.within_bound
         return self.status == EQUIVALENT or (
             self.status == EQUIVALENT_EXCEPT_NAN and not self.strict
         )
@@ -202,6 +212,19 @@ class VerifyReport:
                 else "EQUIVALENT EXCEPT WHERE ONNX LEAVES NaN UNSPECIFIED: the outputs differ "
                 "only where NaN reaches ReduceMax/ArgMax/ReduceMin/ArgMin"
             )
+        elif self.status == EQUIVALENT_EXCEPT_EXPANDED:
+            ops = ", ".join(self.expanded.ops)
+            head = (
+                f"ROUNDING OF AN EXPANDED FUNCTION ({ops}): bit-exact to the ONNX function "
+                f"bodies; the original's kernels differ from them by at most "
+                f"{self.expanded.max_ulps} ulps"
+            )
+            if self.expanded.special:
+                head += f" and on {self.expanded.special} NaN or ±inf elements"
+            if self.strict:
+                head = "NOT EQUIVALENT under --strict: " + head
+            elif not self.expanded.within_bound:
+                head = "NOT EQUIVALENT past the ulps bound: " + head
         elif self.status == DIFFERENT:
             head = "DIFFERENT: a difference was found"
         else:
@@ -239,6 +262,8 @@ class VerifyReport:
         for divergence in (self.divergence, self.unspecified_divergence):
             if divergence is not None:
                 lines += [f"  {line}" for line in divergence.lines()]
+        if self.expanded is not None:
+            lines += [f"  {line}" for line in self.expanded.lines()]
         lines += [f"  note: {note}" for note in self.notes]
         return "\n".join(lines)
 
