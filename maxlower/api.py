@@ -50,7 +50,7 @@ def convert(
     model: ModelLike,
     opset: int,
     *,
-    expand_functions: bool = False,
+    expand_functions: bool = True,
     base_dir: str | os.PathLike[str] | None = None,
     report: str | os.PathLike[str] | None = None,
     prove: ProveLike = False,
@@ -62,9 +62,11 @@ def convert(
     pipeline `maxlower convert` runs (maxlower.pipeline), so both give the same model or
     the same refusal.
 
-    `expand_functions=True` lets an op that does not exist at `opset` (LayerNormalization
-    below 17, say) become its ONNX function body: the spec's definition, which a runtime's
-    fused kernel may round differently in the last bits of a float. `base_dir` is the
+    An op that does not exist at `opset` (LayerNormalization below 17, say) becomes its
+    ONNX function body (`expanded` in the report): the spec's definition, which a
+    runtime's fused kernel may round differently in the last bits of a float
+    (`maxlower.verify(..., expanded=report.expanded_ops())` tells the two apart).
+    `expand_functions=False` refuses such an op instead. `base_dir` is the
     directory of a ModelProto's external data, when it was loaded without it. `report`:
     also write the HTML report `maxlower convert --report` writes (maxlower.report).
     `prove`: what `--prove` does (see `run_job`).
@@ -84,7 +86,7 @@ def convert_with_report(
     model: ModelLike,
     opset: int,
     *,
-    expand_functions: bool = False,
+    expand_functions: bool = True,
     base_dir: str | os.PathLike[str] | None = None,
     report: str | os.PathLike[str] | None = None,
     prove: ProveLike = False,
@@ -252,7 +254,7 @@ def convert_and_lower(
     opset: int,
     profile: ProfilesLike,
     *,
-    expand_functions: bool = False,
+    expand_functions: bool = True,
     base_dir: str | os.PathLike[str] | None = None,
     report: str | os.PathLike[str] | None = None,
     prove: ProveLike = False,

@@ -35,7 +35,7 @@ def convert_version(
     model: onnx.ModelProto,
     target_version: int,
     *,
-    expand_functions: bool = False,
+    expand_functions: bool = True,
     base_dir: str | os.PathLike[str] | None = None,
 ) -> onnx.ModelProto:
     """`onnx.version_converter.convert_version`'s signature and return type: `model`
@@ -66,7 +66,7 @@ class ConvertVersionPass(ir.passes.InPlacePass):
     `expand_functions` is maxlower.convert's."""
 
     def __init__(
-        self, target_version: int, fallback: bool = False, *, expand_functions: bool = False
+        self, target_version: int, fallback: bool = False, *, expand_functions: bool = True
     ) -> None:
         super().__init__()
         _require_int_target("ConvertVersionPass", target_version)

@@ -71,7 +71,7 @@ class Job:
 
     opset: int | None = None
     profile: Profile | ProfileSet | None = None
-    expand_functions: bool = False
+    expand_functions: bool = True  # an op the target lacks becomes its ONNX function body
     # a pre-flight check: nodes without an exact form are listed (Report.unlowered), not
     # refused
     keep_going: bool = False

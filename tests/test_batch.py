@@ -17,10 +17,9 @@ import subprocess
 import sys
 
 import click
-import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
 from maxlower.cli.batch import EXIT_BUDGET, plan, run_local
 from maxlower.cli.main import cli
@@ -40,18 +39,16 @@ def run_module(*args, cwd=None) -> subprocess.CompletedProcess:
     )
 
 
-def layer_norm_17() -> onnx.ModelProto:
-    """Refused at 13 without --expand-functions: exit 3."""
-    node = helper.make_node("LayerNormalization", ["x", "scale"], ["y"], axis=-1)
-    scale = numpy_helper.from_array(np.ones(4, np.float32), "scale")
+def bitwise_and_18() -> onnx.ModelProto:
+    """Refused at 13 (no BitwiseAnd before 18, and no function body): exit 3."""
+    node = helper.make_node("BitwiseAnd", ["a", "b"], ["c"])
     graph = helper.make_graph(
         [node],
-        "ln",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])],
-        [scale],
+        "and",
+        [helper.make_tensor_value_info(n, TensorProto.INT32, [4]) for n in "ab"],
+        [helper.make_tensor_value_info("c", TensorProto.INT32, [4])],
     )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
 
 
 @pytest.fixture
@@ -62,7 +59,7 @@ def folder(tmp_path: pathlib.Path) -> pathlib.Path:
     shutil.copy(EXAMPLES / "reduce_max_opset18.onnx", models / "reduce_max.onnx")
     shutil.copy(EXAMPLES / "nested_opset18.onnx", models / "nested.onnx")
     shutil.copy(EXAMPLES / "max_bfloat16_opset13.onnx", models / "sub" / "bf16.onnx")
-    onnx.save(layer_norm_17(), models / "layer_norm.onnx")
+    onnx.save(bitwise_and_18(), models / "bitwise_and.onnx")
     (models / "garbled.onnx").write_bytes(b"not a model")
     (models / "notes.txt").write_text("not searched")
     return models
@@ -82,10 +79,10 @@ def test_a_folder_converts_as_each_model_would_alone(folder, tmp_path):
         "reduce_max.onnx": "ok",
         "nested.onnx": "ok",
         "bf16.onnx": "ok",
-        "layer_norm.onnx": "no exact form",
+        "bitwise_and.onnx": "no exact form",
         "garbled.onnx": "invalid",
     }
-    assert "LayerNormalization" in records["layer_norm.onnx"]["error"]
+    assert "BitwiseAnd" in records["bitwise_and.onnx"]["error"]
     assert records["reduce_max.onnx"]["result"]["target_opset"] == 13  # the model's --json
     # the same relative names under OUT, and nothing for the refused models
     written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.onnx"))
@@ -115,7 +112,7 @@ def test_resume_does_no_work_twice(folder, tmp_path):
     assert "5 of them done before" in again.stdout
     # a removed output, a changed model and other options are redone; the rest are not
     (out / "nested.onnx").unlink()
-    onnx.save(layer_norm_17(), folder / "sub" / "bf16.onnx")  # new bytes: a new key
+    onnx.save(bitwise_and_18(), folder / "sub" / "bf16.onnx")  # new bytes: a new key
     third = run_module("convert", folder, "--opset", "13", "-o", out, "--resume", "--json", lines)
     redone = {pathlib.Path(r["input"]).name for r in json_lines(lines) if not r["resumed"]}
     assert redone == {"nested.onnx", "bf16.onnx"}, third.stdout
@@ -199,7 +196,7 @@ def test_glob_and_lower(folder, tmp_path):
     done = run_module("lower", str(folder / "*.onnx"), "--profile", "primitives", "-o", out)
     assert done.returncode == 2, done.stderr  # garbled.onnx: invalid; the others lower
     lowered = sorted(p.name for p in out.glob("*.onnx"))
-    assert lowered == ["layer_norm.onnx", "nested.onnx", "reduce_max.onnx"]
+    assert lowered == ["bitwise_and.onnx", "nested.onnx", "reduce_max.onnx"]
     alone = tmp_path / "alone.onnx"
     run_module("lower", folder / "nested.onnx", "--profile", "primitives", "-o", alone)
     assert (out / "nested.onnx").read_bytes() == alone.read_bytes()

@@ -94,8 +94,10 @@ def _convert(model: onnx.ModelProto, target: int, **options) -> onnx.ModelProto:
 
 @functools.cache
 def refusal(key: str, target: int) -> ConversionError:
+    """The refusal with function bodies not allowed (--no-expand-functions): the remedy
+    then weighs the body too."""
     with pytest.raises(ConversionError) as info:
-        _convert(_model(key), target)
+        _convert(_model(key), target, expand_functions=False)
     return info.value
 
 
@@ -104,7 +106,7 @@ def _refused_conformance_pairs() -> list:
     for case in family_cases():
         for target in CONFORMANCE_TARGETS:
             try:
-                _convert(case.model, target)
+                _convert(case.model, target, expand_functions=False)
             except ConversionError:
                 pairs.append(pytest.param(f"case:{case.name}", target, id=f"{case.name}-{target}"))
     return pairs
@@ -156,15 +158,16 @@ def test_expansion_is_offered_only_where_it_converts_and_not_counted_in_the_rang
     error = refusal("hand:hard_swish_without_expansion", 11)
     assert (
         error.remedy
-        == f"--expand-functions (expand_functions=True), or a target opset in 14..{LATEST}"
+        == "its function body (leave out --no-expand-functions; expand_functions=True), or a "
+        f"target opset in 14..{LATEST}"
     )
     converted = _convert(HAND_BUILT["hard_swish_without_expansion"][0], 11, expand_functions=True)
     assert {o.domain: o.version for o in converted.opset_import}[""] == 11
     # LayerNormalization's body converts down to 7 (its negative axes made nonnegative);
     # below 7 the model's broadcasting Add blocks it, and no flag helps.
-    assert "--expand-functions" in refusal("fixture:encoder.dynamo.onnx", 7).remedy
-    assert "--expand-functions" not in refusal("fixture:encoder.dynamo.onnx", 6).remedy
-    assert "--expand-functions" in refusal("fixture:encoder.dynamo.onnx", 13).remedy
+    assert "--no-expand-functions" in refusal("fixture:encoder.dynamo.onnx", 7).remedy
+    assert "--no-expand-functions" not in refusal("fixture:encoder.dynamo.onnx", 6).remedy
+    assert "--no-expand-functions" in refusal("fixture:encoder.dynamo.onnx", 13).remedy
 
 
 def test_untyped_inputs_are_named_as_what_is_missing():
@@ -258,7 +261,7 @@ def test_remedy_names_the_opsets_where_every_node_converts(target):
     refused on Gelu), and each opset it names converts the model."""
     model = onnx.parser.parse_model(LAYER_NORM_AND_GELU)
     with pytest.raises(ConversionError) as info:
-        maxlower.convert(model, target)
+        maxlower.convert(model, target, expand_functions=False)
     assert info.value.remedy.endswith(f"a target opset in 20..{LATEST}"), str(info.value)
     assert "\n" not in str(info.value)
     for opset in (20, LATEST):
@@ -304,7 +307,8 @@ def test_cli_refusal_names_the_model_range(tmp_path):
     path = tmp_path / "ln_gelu.onnx"
     onnx.save(onnx.parser.parse_model(LAYER_NORM_AND_GELU), path)
     result = CliRunner().invoke(
-        cli, ["convert", str(path), "--opset", "13", "-o", str(tmp_path / "o.onnx")]
+        cli,
+        ["convert", str(path), "--opset", "13", "--no-expand-functions", "-o", str(tmp_path / "o")],
     )
     assert result.exit_code == 3, result.output
     assert f"a target opset in 20..{LATEST}" in result.output

@@ -122,10 +122,10 @@ def test_fixture_converts_exactly(name, target):
     feeds, expected = original_outputs(name)
     original = FIXTURES[name].load()
     expanded = expanded_ops(original, target)
-    if expanded:  # by default refused: the body is exact to the spec, not to the kernel
-        with pytest.raises(ConversionError, match="--expand-functions"):
-            maxlower.convert(original, target)
-    converted = maxlower.convert(original, target, expand_functions=bool(expanded))
+    if expanded:  # refused on request: the body is exact to the spec, not to the kernel
+        with pytest.raises(ConversionError, match="--no-expand-functions"):
+            maxlower.convert(original, target, expand_functions=False)
+    converted = maxlower.convert(original, target)  # expanded by default
     onnx.checker.check_model(converted, full_check=True)
     assert {o.domain: o.version for o in converted.opset_import}[""] == target
     assert len(converted.functions) == len(original.functions)

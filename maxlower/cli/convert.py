@@ -117,14 +117,14 @@ each model's page, and --resume skips what OUT's record says is done. docs/cli.m
     "several profiles all accept.",
 )
 @click.option(
-    "--expand-functions",
-    is_flag=True,
-    help="Let an op that does not exist at N (LayerNormalization below 17, say) "
-    "become its ONNX function body. Off by default: the body is the spec's "
-    "definition, but a runtime's fused kernel may round floats differently. --verify "
-    "then holds the result to the body bit for bit and reports the kernel's rounding "
-    "apart (status 'rounding of an expanded function'; --strict or --expanded-ulps N "
-    "fail it).",
+    "--expand-functions/--no-expand-functions",
+    default=True,
+    help="An op that does not exist at N (LayerNormalization below 17, say) becomes "
+    "its ONNX function body, the spec's definition (the default); --no-expand-functions "
+    "refuses it instead. A runtime's fused kernel may round floats unlike the body: "
+    "--verify holds the result to the body bit for bit and reports the kernel's "
+    "rounding apart (status 'rounding of an expanded function'; --strict or "
+    "--expanded-ulps N fail it).",
 )
 @verification_options(gate=True)
 @proof_options

@@ -215,10 +215,7 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
             reasons.append(f"{node.op_type} does not exist at opset {target}")
         if not self.expand_functions:
             if body_opsets(node.op_type, old):
-                reasons.append(
-                    "its ONNX function body is used only on request (a runtime's own kernel "
-                    "may round differently)"
-                )
+                reasons.append("its ONNX function body was not allowed (expand_functions=False)")
             raise self._refusal(node, old, source, "; ".join(reasons))
         expanded = expand_function_body(
             node, old, source, target, in_function, convert_small, self._namer
@@ -357,7 +354,7 @@ def _refusal_remedy(
     others = []
     can_expand = body_opsets(node.op_type, schema_version(node.op_type, source))
     if not expand_functions and can_expand and probe.converts(target, expand_functions=True):
-        others.append("--expand-functions (expand_functions=True)")
+        others.append("its function body (leave out --no-expand-functions; expand_functions=True)")
     if probe.proto is None:
         others.append("known input types (value_info)")
     low, high = probe.reachable(expand_functions)
