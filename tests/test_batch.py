@@ -9,6 +9,7 @@ batch is the same command, run many times."""
 from __future__ import annotations
 
 import json
+import faulthandler
 import os
 import pathlib
 import shutil
@@ -17,9 +18,10 @@ import subprocess
 import sys
 
 import click
+import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 from maxlower.cli.batch import EXIT_BUDGET, plan, run_local
 from maxlower.cli.main import cli
@@ -155,6 +157,7 @@ def crash_command():
     @click.option("--json", "json_path")
     def crash(how: str, json_path: str | None) -> None:
         if how == "segv":
+            faulthandler.disable()  # pytest's handler would print the child's stack as noise
             os.kill(os.getpid(), signal.SIGSEGV)
         click.echo("fine")
 
@@ -224,7 +227,7 @@ def test_two_models_for_one_output_are_refused_before_any_work(folder, tmp_path)
     shutil.copy(EXAMPLES / "nested_opset18.onnx", other / "reduce_max.onnx")
     out = tmp_path / "out"
     done = run_module("convert", folder / "reduce_max.onnx", other, "--opset", "13", "-o", out)
-    assert done.returncode == 2 and "would both be written to" in done.stderr
+    assert done.returncode == 2 and "would both write" in done.stderr
     assert not out.exists()
 
 
@@ -295,3 +298,203 @@ def test_check_takes_a_folder(folder, tmp_path):
     assert (
         not list(folder.rglob("*.report.html")) and not (folder / ".maxlower-batch.jsonl").exists()
     )
+
+
+# --- what the red team found (each a class, each refused or handled) ---------------------
+
+
+def test_json_and_index_never_replace_what_the_batch_reads_or_writes(folder, tmp_path):
+    external = tmp_path / "ext"
+    external.mkdir()
+    model = helper.make_model(
+        helper.make_graph(
+            [helper.make_node("ReduceMax", ["x"], ["y"], keepdims=0)],
+            "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [300])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])],
+        ),
+        opset_imports=[helper.make_opsetid("", 13)],
+    )
+    onnx.save(model, external / "plain.onnx")
+    weights = helper.make_model(
+        helper.make_graph(
+            [helper.make_node("Max", ["x", "w"], ["y"])],
+            "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [300])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [300])],
+            [numpy_helper.from_array(np.arange(300, dtype=np.float32), "w")],
+        ),
+        opset_imports=[helper.make_opsetid("", 13)],
+    )
+    onnx.save(weights, external / "w.onnx", save_as_external_data=True, location="w.bin",
+              size_threshold=0)  # fmt: skip
+    data = (external / "w.bin").read_bytes()
+    profile = tmp_path / "mine.toml"
+    shutil.copy(ROOT / "maxlower" / "profiles" / "primitives.toml", profile)
+    out = tmp_path / "out"
+    out.mkdir()
+    cases = [
+        ("convert", external, "--opset", "11", "-o", out, "--json", external / "w.bin"),
+        ("lower", external, "-p", profile, "-o", out, "--report", profile),
+        ("convert", external, "--opset", "11", "-o", out, "--json", out / "plain.onnx"),
+        ("convert", external, "--opset", "11", "-o", out, "--json", out / "w.onnx.data"),
+        ("convert", external, "--opset", "11", "-o", out, "--report", out / "plain.report.html"),
+        ("convert", external, "--opset", "11", "-o", out, "--json", out / ".maxlower-batch.jsonl"),
+    ]
+    for case in cases:
+        done = run_module(*case)
+        assert done.returncode == 2, (case, done.stderr)
+    assert (external / "w.bin").read_bytes() == data
+    assert profile.read_text() == (ROOT / "maxlower" / "profiles" / "primitives.toml").read_text()
+
+
+def test_the_record_is_never_written_through_a_symlink_or_a_fifo(folder, tmp_path):
+    precious = tmp_path / "precious.txt"
+    precious.write_text("keep")
+    for kind in ("symlink", "fifo"):
+        out = tmp_path / f"out-{kind}"
+        out.mkdir()
+        record = out / ".maxlower-batch.jsonl"
+        if kind == "symlink":
+            record.symlink_to(precious)
+        else:
+            os.mkfifo(record)
+        done = run_module("convert", folder, "--opset", "13", "-o", out)
+        assert done.returncode == 2 and "record" in done.stderr, done.stderr
+    assert precious.read_text() == "keep"
+
+
+def test_resume_redoes_a_model_whose_inputs_or_outputs_changed(tmp_path):
+    models = tmp_path / "models"
+    models.mkdir()
+    weights = numpy_helper.from_array(np.arange(300, dtype=np.float32), "w")
+    model = helper.make_model(
+        helper.make_graph(
+            [helper.make_node("Max", ["x", "w"], ["y"])],
+            "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [300])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [300])],
+            [weights],
+        ),
+        opset_imports=[helper.make_opsetid("", 13)],
+    )
+    onnx.save(model, models / "w.onnx", save_as_external_data=True, location="w.bin",
+              size_threshold=0)  # fmt: skip
+    out, lines = tmp_path / "out", tmp_path / "l.jsonl"
+
+    def redone() -> bool:
+        run_module("convert", models, "--opset", "11", "-o", out, "--resume", "--json", lines)
+        return not json_lines(lines)[0]["resumed"]
+
+    assert redone()  # the first run
+    assert not redone()  # nothing changed
+    blob = bytearray((models / "w.bin").read_bytes())
+    blob[:8] = bytes(8)
+    (models / "w.bin").write_bytes(bytes(blob))  # other weights: the model means another thing
+    assert redone()
+    (out / "w.onnx.data").unlink()  # its output's data removed
+    assert redone()
+    assert (out / "w.onnx.data").exists()
+
+
+def test_a_broken_record_line_is_skipped(folder, tmp_path):
+    out = tmp_path / "out"
+    run_module("convert", folder, "--opset", "13", "-o", out)
+    with open(out / ".maxlower-batch.jsonl", "a") as record:
+        record.write('[]\n{"key": 1}\nnull\n"x"\n{"cut sho')
+    lines = tmp_path / "l.jsonl"
+    done = run_module("convert", folder, "--opset", "13", "-o", out, "--resume", "--json", lines)
+    assert done.returncode == 3, done.stderr
+    assert all(r["resumed"] for r in json_lines(lines))
+
+
+def test_an_interrupted_model_never_leaves_a_batch_at_exit_0():
+    from maxlower.cli.batch import BatchView
+    from maxlower.cli.model_run import ModelResult
+
+    view = BatchView(2, quiet=True)
+    job = ModelJob(0, pathlib.Path("a.onnx"), "a", None, None, "k")
+    view.results = [(job, ModelResult("ok", 0, 0.1)), (job, ModelResult("interrupted", 143, 0.1))]
+    assert view.exit_code("convert") == 143
+    view.results = [(job, ModelResult("ok", 0, 0.1)), (job, ModelResult("?", 9, 0.1))]
+    assert view.exit_code("convert") == 4
+
+
+@pytest.fixture
+def slow_command(tmp_path):
+    """Leaves a temporary file beside its output (as maxlower.files names them), then
+    sleeps past any budget."""
+
+    @click.command("test-slow")
+    @click.option("--json", "json_path")
+    def slow(json_path):
+        (tmp_path / ".out.onnx.abcd1234").write_text("half")
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # deaf to SIGTERM: SIGKILL follows
+        import time
+
+        time.sleep(60)
+
+    cli.add_command(slow)
+    yield "test-slow"
+    del cli.commands["test-slow"]
+
+
+def test_a_model_stopped_past_its_budget_leaves_no_temporary_file(slow_command, tmp_path):
+    from maxlower.cli.model_run import ModelRun
+
+    run = ModelRun(slow_command, {}, 0.5, None, fork=True, output=tmp_path / "out.onnx")
+    run.GRACE = 0.3
+    while (result := run.poll()) is None:
+        pass
+    assert result.status == "timeout" and result.exit_code == EXIT_BUDGET
+    assert not (tmp_path / ".out.onnx.abcd1234").exists()
+
+
+def test_fifos_odd_names_symlinks_and_out_around_in(folder, tmp_path):
+    fifo = tmp_path / "fifo.onnx"
+    os.mkfifo(fifo)
+    done = run_module(
+        "convert", fifo, folder / "nested.onnx", "--opset", "13", "-o", tmp_path / "o"
+    )
+    assert done.returncode == 2 and "FIFO" in done.stderr  # at once, not a hang
+    odd = tmp_path / "odd"
+    odd.mkdir()
+    shutil.copy(EXAMPLES / "nested_opset18.onnx", odd / os.fsdecode(b"bad\xff\x1b[2J.onnx"))
+    (odd / "a_alias.onnx").symlink_to(odd / os.fsdecode(b"bad\xff\x1b[2J.onnx"))
+    done = run_module("convert", odd, "--opset", "13", "-o", tmp_path / "odd-out")
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout and "bad\\xff\\x1b[2J.onnx" in done.stdout
+    written = sorted(os.fsencode(p.name) for p in (tmp_path / "odd-out").glob("*.onnx"))
+    assert written == [b"bad\xff\x1b[2J.onnx"]  # the file, not its alias
+    # a directory argument inside OUT is searched
+    work = tmp_path / "work"
+    (work / "models").mkdir(parents=True)
+    shutil.copy(EXAMPLES / "nested_opset18.onnx", work / "models" / "n.onnx")
+    done = run_module("convert", "models", "--opset", "13", "-o", ".", cwd=work)
+    assert done.returncode == 0 and (work / "n.onnx").exists(), done.stderr
+
+
+def test_pages_that_would_collide_are_refused(tmp_path):
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+    shutil.copy(EXAMPLES / "nested_opset18.onnx", tmp_path / "a" / "x")
+    shutil.copy(EXAMPLES / "nested_opset18.onnx", tmp_path / "b" / "x.onnx")
+    done = run_module(
+        "convert", tmp_path / "a" / "x", tmp_path / "b" / "x.onnx", "--opset", "13",
+        "-o", tmp_path / "out", "--report", tmp_path / "index.html",
+    )  # fmt: skip
+    assert done.returncode == 2 and "would both write" in done.stderr, done.stderr
+
+
+def test_a_budget_with_one_model_makes_it_a_batch(folder, tmp_path):
+    done = run_module(
+        "convert", folder / "nested.onnx", "--opset", "13", "-o", tmp_path / "o",
+        "--model-timeout", "0.001",
+    )  # fmt: skip
+    assert done.returncode == EXIT_BUDGET, done.stderr
+
+
+def test_cluster_address_refusals(folder, tmp_path):
+    pytest.importorskip("distributed")
+    done = run_module("convert", folder, "--opset", "13", "-o", tmp_path / "o", "--cluster", " ")
+    assert done.returncode == 2 and "address" in done.stderr

@@ -22,18 +22,25 @@ from __future__ import annotations
 
 import collections
 import contextlib
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks; one batch per OUT is then on the user
+    fcntl = None  # type: ignore[assignment]
 import glob
 import hashlib
 import html
 import json
 import os
 import pathlib
+import stat
 import sys
 import time
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
 
 import click
+import onnx
 
 from maxlower import __version__
 from maxlower.cli.main import (
@@ -43,10 +50,12 @@ from maxlower.cli.main import (
     EXIT_INVALID,
     EXIT_NO_EXACT_FORM,
     EXIT_OK,
+    READ_INPUTS,
 )
 from maxlower.cli.model_run import EXIT_BUDGET, ModelJob, ModelResult, ModelRun
 from maxlower.errors import InvalidModelError
-from maxlower.files import Outputs
+from maxlower.external import external_protos, location
+from maxlower.files import Outputs, same_file, vet_input
 from maxlower.ui import Progress, echo
 
 MANIFEST = ".maxlower-batch.jsonl"
@@ -107,11 +116,10 @@ def batch_options(function=None, *, resumable: bool = True):
         click.option(
             "--model-timeout",
             type=click.FloatRange(min=0, min_open=True),
-            default=1800.0,
-            show_default=True,
+            default=None,
             metavar="S",
-            help="Batch: seconds one model may take; past it, it is stopped and counted "
-            "as 'timeout' (exit 6), and the others go on.",
+            help="Batch: seconds one model may take (default 1800); past it, it is stopped "
+            "and counted as 'timeout' (exit 6), and the others go on.",
         ),
         click.option(
             "--model-memory",
@@ -132,7 +140,8 @@ def batch_options(function=None, *, resumable: bool = True):
 
 def is_batch(inputs: tuple[pathlib.Path, ...], params: dict) -> bool:
     """Several inputs, a directory, a glob or a batch-only option make a batch."""
-    if len(inputs) != 1 or params.get("jobs") or params.get("resume") or params.get("cluster"):
+    batch_only = ("jobs", "resume", "cluster", "model_timeout", "model_memory")
+    if len(inputs) != 1 or any(params.get(name) not in (None, False) for name in batch_only):
         return True
     only = inputs[0]
     return only.is_dir() or (not only.exists() and glob.has_magic(str(only)))
@@ -145,30 +154,40 @@ def find_models(
     arguments: Iterable[pathlib.Path], skip: pathlib.Path | None
 ) -> list[tuple[pathlib.Path, pathlib.Path]]:
     """(model, name relative to its argument) for each *.onnx file the arguments name,
-    in order, each once; `skip` (OUT) is not searched."""
+    in order, each once (a symlink and the file it names: the file); `skip` (OUT) is not
+    searched where it lies inside a directory argument."""
     found: dict[pathlib.Path, tuple[pathlib.Path, pathlib.Path]] = {}
     for argument in arguments:
         for path, relative in _expand(argument, skip):
-            found.setdefault(path.resolve(), (path, relative))
+            key = path.resolve()
+            if key not in found or (found[key][0].is_symlink() and not path.is_symlink()):
+                found[key] = (path, relative)
     if not found:
-        named = ", ".join(repr(str(a)) for a in arguments)
-        raise InvalidModelError(f"no .onnx file found in {named}")
+        named = ", ".join(
+            f"{str(a)!r} (is a directory)" if os.path.isdir(a) else repr(str(a)) for a in arguments
+        )
+        raise InvalidModelError(
+            f"no .onnx file found in {named}: a batch takes the .onnx files under a directory"
+        )
     return list(found.values())
 
 
 def _expand(argument: pathlib.Path, skip: pathlib.Path | None):
     if argument.is_dir():
+        # OUT inside the directory is not searched (its files are this batch's outputs);
+        # a directory inside OUT is searched as any other
+        skip_inside = skip is not None and _is_within(skip, argument) and skip.exists()
         for path in sorted(argument.rglob("*.onnx")):
-            inside_out = skip is not None and _is_within(path, skip)
-            if path.is_file() and not inside_out:
+            if path.is_file() and not (skip_inside and _is_within(path, skip)):
                 yield path, path.relative_to(argument)
     elif argument.exists():
         yield argument, pathlib.Path(argument.name)
     elif glob.has_magic(str(argument)):
         matches = sorted(glob.glob(str(argument), recursive=True))
-        if not matches:
-            raise InvalidModelError(f"{str(argument)!r}: no file matches")
-        for match in matches:
+        models = [m for m in matches if m.endswith(".onnx") or os.path.isdir(m)]
+        if not models:
+            raise InvalidModelError(f"{str(argument)!r}: no .onnx file matches")
+        for match in models:
             yield from _expand(pathlib.Path(match), skip)
     else:
         raise InvalidModelError(f"{str(argument)!r}: no such file or directory")
@@ -191,16 +210,16 @@ def plan(
     want_reports: bool,
 ) -> list[ModelJob]:
     """Each model's output (OUT/<relative name>, or its default beside it), report and
-    key. Two models that would write one file, or a model written over an input, are
-    refused before any work."""
+    key. Two models that would write one file (a model, its data or its page), or a model
+    written over an input, are refused before any work."""
     options = _fingerprint(command, params)
     jobs: list[ModelJob] = []
     writers: dict[pathlib.Path, pathlib.Path] = {}
     inputs = {path.resolve() for path, _ in models}
     for index, (path, relative) in enumerate(models):
+        name = os.fsdecode(relative)
         if default_output is None:  # a command that writes no model (check)
-            key = hashlib.sha256(f"{options}\n{_digest(path)}".encode()).hexdigest()
-            jobs.append(ModelJob(index, path, str(relative), None, None, key))
+            jobs.append(ModelJob(index, path, name, None, None, _key(options, path, None)))
             continue
         if params.get("in_place"):
             output = path
@@ -208,31 +227,64 @@ def plan(
             output = output_dir / relative
         else:
             output = default_output(path)
-        other = writers.setdefault(output.resolve(), path)
-        if other is not path:
-            raise InvalidModelError(
-                f"{str(other)!r} and {str(path)!r} would both be written to "
-                f"{str(output)!r}; give them different names or convert them apart"
-            )
+        report = output.with_suffix(".report.html") if want_reports else None
+        for written in (output, output.with_name(output.name + ".data"), report):
+            if written is None:
+                continue
+            other = writers.setdefault(written.resolve(), path)
+            if other is not path:
+                raise InvalidModelError(
+                    f"{str(other)!r} and {str(path)!r} would both write {str(written)!r}; "
+                    "give them different names or convert them apart"
+                )
         if output.resolve() in inputs and not params.get("in_place"):
             raise InvalidModelError(
                 f"{str(path)!r} would be written to {str(output)!r}, which is an input of "
-                "this batch; choose another -o DIR"
+                "this batch (an earlier run's output beside its model?); choose -o DIR"
             )
-        report = output.with_suffix(".report.html") if want_reports else None
-        key = hashlib.sha256(f"{options}\n{_digest(path)}\n{output}".encode()).hexdigest()
-        jobs.append(ModelJob(index, path, str(relative), output, report, key))
+        jobs.append(ModelJob(index, path, name, output, report, _key(options, path, output)))
     return jobs
 
 
+def _key(options: str, path: pathlib.Path, output: pathlib.Path | None) -> str:
+    """The resume key: the options, the model's bytes, its external data files' sizes
+    and times, and where it is written."""
+    where = os.fsencode(output.resolve()) if output is not None else b""
+    text = f"{options}\n{_digest(path)}\n{_external_stamp(path)}\n".encode()
+    return hashlib.sha256(text + where).hexdigest()
+
+
+def _external_stamp(path: pathlib.Path) -> str:
+    """The size and modification time of each external data file the model names."""
+    try:
+        model = onnx.load(os.fspath(path), load_external_data=False)
+    except Exception:  # unreadable: its run says so; the bytes are in the key
+        return ""
+    stamps = []
+    for name in sorted(external_locations(model)):
+        with contextlib.suppress(OSError):
+            found = (path.parent / name).stat()
+            stamps.append(f"{name}:{found.st_size}:{found.st_mtime_ns}")
+    return ";".join(stamps)
+
+
+def external_locations(model: onnx.ModelProto) -> set[str]:
+    """The external data files of every tensor the model holds (graphs, subgraphs,
+    functions' constants)."""
+    return {location(tensor) for tensor in external_protos(model)}
+
+
 def _fingerprint(command: str, params: dict) -> str:
-    """The command and the options that decide a model's result, as one string."""
+    """The command and the options that decide a model's result, as one string: the
+    contents of the files options name (profiles, --inputs) too."""
     kept = {
         name: value
         for name, value in sorted(params.items())
         if name not in BATCH_OPTIONS + PER_MODEL_PATHS + ("quiet", "timings", "debug")
     }
-    return json.dumps([__version__, command, kept], default=str, sort_keys=True)
+    files = [kept.get("inputs"), *[n for n in kept.get("profile_names") or () if os.path.isfile(n)]]
+    contents = [_digest(pathlib.Path(f)) for f in files if f is not None and os.path.isfile(f)]
+    return json.dumps([__version__, command, kept, contents], default=str, sort_keys=True)
 
 
 def _digest(path: pathlib.Path) -> str:
@@ -271,7 +323,9 @@ def run_local(
         while pending or running:
             while pending and len(running) < workers:
                 job = pending.popleft()
-                run = ModelRun(command, params_for(job), timeout, memory_bytes, fork=True)
+                run = ModelRun(
+                    command, params_for(job), timeout, memory_bytes, fork=True, output=job.output
+                )
                 running[run] = job
             finished = [(run, result) for run in running if (result := run.poll()) is not None]
             for run, result in finished:
@@ -296,17 +350,17 @@ class BatchView:
         self._bar = None
         if not quiet and Progress().enabled:  # a bar on a terminal only
             self._bar = click.progressbar(length=total, label="models", file=sys.stderr)
+            self._bar.__enter__()
 
     def show(self, job: ModelJob, result: ModelResult) -> None:
         self.done += 1
         self.results.append((job, result))
         width = len(str(self.total))
         status = "done before" if result.resumed else result.status
-        line = (
-            f"[{self.done:>{width}}/{self.total}] {status:<14} {result.seconds:7.2f} s  {job.name}"
-        )
+        count = f"[{self.done:>{width}}/{self.total}]"
+        line = f"{count} {status:<14} {result.seconds:7.2f} s  {printable(job.name)}"
         if result.error:
-            line += f": {result.error}"
+            line += f": {printable(result.error)}"
         failed = result.exit_code != EXIT_OK
         if self.quiet and not failed:
             return
@@ -318,13 +372,14 @@ class BatchView:
             self._bar.render_progress()
 
     def close(self) -> None:
-        if self._bar is not None:
-            click.echo("\r\x1b[K", nl=False, err=True)
+        if self._bar is not None:  # (its exit shows the cursor again)
+            self._bar.__exit__(None, None, None)
 
     def summary(self, where: str) -> str:
         seconds = time.monotonic() - self.started
         counts = collections.Counter(r.status for _, r in self.results)
-        lines = [f"batch: {len(self.results)} models in {seconds:.1f} s ({where})"]
+        models = f"{len(self.results)} model{'s' if len(self.results) != 1 else ''}"
+        lines = [f"batch: {models} in {seconds:.1f} s ({where})"]
         width = max((len(s) for s in counts), default=0)
         for status, count in sorted(counts.items(), key=lambda item: -item[1]):
             lines.append(f"  {status:<{width}}  {count}")
@@ -336,19 +391,39 @@ class BatchView:
         )
         if reasons:
             lines.append("refused or failed, by reason:")
-            lines += [f"  {count:>3}  {reason}" for reason, count in reasons.most_common()]
+            lines += [
+                f"  {count:>3}  {printable(reason)}" for reason, count in reasons.most_common()
+            ]
         ran = sorted((r.seconds, j.name) for j, r in self.results if not r.resumed)
         if ran:
-            median = ran[len(ran) // 2][0]
+            median, (longest, slowest) = ran[len(ran) // 2][0], ran[-1]
             lines.append(
-                f"time per model: median {median:.2f} s, longest {ran[-1][0]:.2f} s ({ran[-1][1]})"
+                f"time per model: median {median:.2f} s, longest {longest:.2f} s "
+                f"({printable(slowest)})"
             )
         return "\n".join(lines)
 
     def exit_code(self, command: str) -> int:
+        """The worst model's code: an interruption (128 + the signal) first, then in the
+        documented order; a code outside both counts as an internal error."""
         codes = {r.exit_code for _, r in self.results}
+        interrupted = sorted(code for code in codes if code >= 128)
+        if interrupted:
+            return interrupted[0]
         order = CHECK_SEVERITY if command == "check" else SEVERITY
-        return next((code for code in order if code in codes), EXIT_OK)
+        known = next((code for code in order if code in codes), None)
+        if known is not None:
+            return known
+        return EXIT_INTERNAL if codes - {EXIT_OK} else EXIT_OK
+
+
+def printable(text: str) -> str:
+    """`text` with every control character (a terminal's escape sequences, a newline that
+    would forge a line) shown as an escape, and undecodable bytes as \\x.. escapes."""
+    return "".join(
+        ch if ch.isprintable() else ch.encode("unicode_escape", "backslashreplace").decode()
+        for ch in text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    )
 
 
 def _reason(error: str) -> str:
@@ -360,27 +435,64 @@ def _reason(error: str) -> str:
 
 
 class Record:
-    """OUT/.maxlower-batch.jsonl: one line per model as it finishes; --resume reads it."""
+    """OUT/.maxlower-batch.jsonl: one line per model as it finishes, appended (so an
+    interrupted batch keeps what it did); --resume reads the last line of each key. It
+    is opened without following a symlink or waiting on a FIFO, must be a regular file,
+    and is locked: two batches into one OUT at once are refused."""
 
     def __init__(self, output_dir: pathlib.Path | None, resume: bool, dry_run: bool) -> None:
         self.path = None if output_dir is None or dry_run else output_dir / MANIFEST
         self.done: dict[str, dict] = {}
-        if self.path is not None and resume and self.path.exists():
-            for line in self.path.read_text(encoding="utf-8").splitlines():
-                with contextlib.suppress(ValueError):
-                    entry = json.loads(line)
-                    self.done[entry["key"]] = entry
         self._handle = None
-        if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._handle = open(self.path, "a" if resume else "w", encoding="utf-8")  # noqa: SIM115
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._handle = self._open(self.path)
+        if resume:
+            self._handle.seek(0)
+            for line in self._handle.read().splitlines():
+                entry = _entry(line)
+                if entry is not None:
+                    self.done[entry["key"]] = entry
+        if self._handle.tell() and not self._ends_with_newline():
+            self._handle.write("\n")  # a line cut short by a crash stays on its own
+
+    @staticmethod
+    def _open(path: pathlib.Path):
+        flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            fd = os.open(path, flags | getattr(os, "O_NONBLOCK", 0), 0o644)
+        except OSError as error:
+            raise InvalidModelError(
+                f"{str(path)!r}: cannot open the batch's record ({error.strerror}); it must "
+                "be a regular file (not a symlink)"
+            ) from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise InvalidModelError(f"{str(path)!r}: the batch's record is not a regular file")
+        try:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise InvalidModelError(
+                f"another batch is writing into {str(path.parent)!r}; wait for it, or choose "
+                "another -o DIR"
+            ) from None
+        return os.fdopen(fd, "a+", encoding="utf-8", errors="surrogateescape")
+
+    def _ends_with_newline(self) -> bool:
+        self._handle.seek(self._handle.tell() - 1)
+        last = self._handle.read(1)
+        return last == "\n"
 
     def done_before(self, job: ModelJob) -> ModelResult | None:
         entry = self.done.get(job.key)
         if entry is None or entry.get("status") not in FINAL_STATUSES:
             return None
-        if entry["status"] == "ok" and job.output is not None and not job.output.exists():
-            return None  # written then, since removed: redo it
+        for path, size in (entry.get("written") or {}).items():
+            if _size(path) != size:
+                return None  # written then, since removed or changed: redo it
         if job.report is not None and not job.report.exists():
             return None
         return ModelResult(
@@ -393,13 +505,41 @@ class Record:
         )
 
     def add(self, job: ModelJob, result: ModelResult) -> None:
-        if self._handle is not None and not result.resumed:
-            self._handle.write(json.dumps(result.record(job)) + "\n")
-            self._handle.flush()
+        if self._handle is None or result.resumed:
+            return
+        line = result.record(job)
+        if result.exit_code == 0 and job.output is not None:
+            data = job.output.with_name(job.output.name + ".data")
+            line["written"] = {str(p): _size(p) for p in (job.output, data) if p.exists()}
+        self._handle.write(json.dumps(line) + "\n")
+        self._handle.flush()
 
     def close(self) -> None:
         if self._handle is not None:
             self._handle.close()
+
+
+def _entry(line: str) -> dict | None:
+    """One record line, or None where it is not one (a line cut short, edited by hand)."""
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return None
+    valid = (
+        isinstance(entry, dict)
+        and isinstance(entry.get("key"), str)
+        and isinstance(entry.get("status"), str)
+        and isinstance(entry.get("exit_code"), int)
+        and isinstance(entry.get("written") or {}, dict)
+    )
+    return entry if valid else None
+
+
+def _size(path) -> int | None:
+    try:
+        return os.stat(path).st_size
+    except (OSError, ValueError):
+        return None
 
 
 def index_page(results: list[tuple[ModelJob, ModelResult]], page: pathlib.Path, title: str) -> str:
@@ -459,14 +599,16 @@ def run_batch(
         raise InvalidModelError(f"-o {str(output_dir)!r}: with several models, OUT is a directory")
     if params.get("in_place") and output_dir is not None:
         raise InvalidModelError("--in-place writes over each IN; it takes no -o DIR")
+    if params.get("cluster") is not None and not params["cluster"].strip():
+        raise InvalidModelError("--cluster: give the scheduler's address (tcp://host:8786)")
     index_path, json_path = params.get("report_path"), params.get("json_path")
     models = find_models(params["model_paths"], output_dir)
-    jobs = plan(command, params, models, output_dir, default_output, index_path is not None)
-    reads = {f"the input {job.name!r}": job.input for job in jobs}
-    with Outputs(reads) as outputs:
+    with Outputs(_reads(params, models)) as outputs:  # vets each (no FIFO, no device)
+        jobs = plan(command, params, models, output_dir, default_output, index_path is not None)
         for label, path in (("--json", json_path), ("--report", index_path)):
             if path is not None:
                 outputs.declare(path, label)
+                _refuse_clash(label, path, jobs, output_dir)
         workers = params.get("jobs") or os.cpu_count() or 1
         memory = params.get("model_memory")
         memory_bytes = int(memory * 1e9) if memory else default_memory_budget(workers)
@@ -494,6 +636,41 @@ def run_batch(
             outputs.stage_text(index_path, index_page(view.results, index_path, title))
         outputs.commit()
     sys.exit(view.exit_code(command))
+
+
+def _reads(params: dict, models: list[tuple[pathlib.Path, pathlib.Path]]) -> dict:
+    """{what it is: path} of every file the batch's models read: each model, its external
+    data, the --inputs archive and the profile files (what --json and --report may not
+    replace)."""
+    reads: dict[str, object] = {}
+    for path, relative in models:
+        vet_input(path)  # before it is read: a FIFO or a device would hang the batch
+        name = os.fsdecode(relative)
+        reads[f"the input {name!r}"] = path
+        with contextlib.suppress(Exception):  # unreadable: its own run says so
+            model = onnx.load(os.fspath(path), load_external_data=False)
+            for data in external_locations(model):
+                reads[f"the external data {data!r} of {name!r}"] = path.parent / data
+    reads[READ_INPUTS] = params.get("inputs")
+    for name in params.get("profile_names") or ():
+        if os.path.isfile(name):
+            reads[f"the --profile file {name!r}"] = pathlib.Path(name)
+    return {label: path for label, path in reads.items() if path is not None}
+
+
+def _refuse_clash(label: str, path: pathlib.Path, jobs: list[ModelJob], output_dir) -> None:
+    """--json and --report INDEX may be no file a model's run writes, nor OUT's record."""
+    written = [output_dir / MANIFEST] if output_dir is not None else []
+    for job in jobs:
+        if job.output is not None:
+            written += [job.output, job.output.with_name(job.output.name + ".data")]
+        written += [job.report] if job.report is not None else []
+    for other in written:
+        if same_file(path, other):
+            raise InvalidModelError(
+                f"{label} {str(path)!r} is a file the batch writes for a model (or its "
+                "record); choose another path"
+            )
 
 
 def _results(command, params, jobs, record, workers, memory_bytes):
@@ -527,12 +704,15 @@ def _results(command, params, jobs, record, workers, memory_bytes):
 def model_params(params: dict, job: ModelJob) -> dict:
     """The command's parameters for one model: its input, output and report, and no
     batch options (so that it runs as a single model)."""
-    single = {**params, "jobs": None, "cluster": None, "model_paths": (job.input,)}
-    if "resume" in params:
-        single["resume"] = False
+    single = {**params, "model_paths": (job.input,)}
+    for name in BATCH_OPTIONS:  # (so that it is no batch: see is_batch)
+        if name in params:
+            single[name] = False if name == "resume" else None
     if job.output is not None:
         single["output_path"] = None if params.get("in_place") else job.output
         single["report_path"] = job.report
         if not params.get("dry_run"):
             job.output.parent.mkdir(parents=True, exist_ok=True)
+        elif job.report is not None:  # a dry run writes the pages it was asked for
+            job.report.parent.mkdir(parents=True, exist_ok=True)
     return single

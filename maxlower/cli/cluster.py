@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from maxlower.cli.model_run import ModelJob, ModelResult, ModelRun
 from maxlower.errors import InvalidModelError
 
-CONNECT_TIMEOUT = 30  # seconds to reach the scheduler
+CONNECT_TIMEOUT = 15  # seconds to reach the scheduler
 
 
 def run_on_cluster(
@@ -35,14 +35,24 @@ def run_on_cluster(
     """Each model as a task on the cluster at `address`, yielded as it finishes."""
     try:
         from distributed import Client, as_completed
+        from distributed.comm import parse_address
     except ImportError:
         raise InvalidModelError(
             "--cluster needs Dask's `distributed`: pip install 'maxlower[cluster]'"
         ) from None
     try:
+        parse_address(address)
+    except ValueError as error:
+        raise InvalidModelError(
+            f"--cluster {address!r}: not a scheduler address ({error})"
+        ) from None
+    try:
         client = Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
-    except (OSError, TimeoutError) as error:
-        raise InvalidModelError(f"--cluster {address!r}: cannot reach it ({error})") from None
+    except Exception as error:  # refused, timed out, or not a Dask scheduler at all
+        raise InvalidModelError(
+            f"--cluster {address!r}: cannot reach a Dask scheduler there "
+            f"({type(error).__name__}: {str(error)[:200]})"
+        ) from None
     with client:
         futures = {
             client.submit(
@@ -80,7 +90,8 @@ def run_task(
 ) -> ModelResult:
     """On a worker: the model's command in a fresh interpreter, within its budgets, in
     the command's working directory (relative paths mean what they meant there)."""
-    run = ModelRun(command, params, timeout, memory_bytes, fork=False, cwd=cwd)
+    output = params.get("output_path")
+    run = ModelRun(command, params, timeout, memory_bytes, fork=False, cwd=cwd, output=output)
     while (result := run.poll()) is None:
         time.sleep(0.02)
     return result

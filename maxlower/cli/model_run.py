@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import glob
 import json
 import os
 import pathlib
@@ -88,7 +89,12 @@ class ModelRun:
 
     The child is forked from this process (`fork=True`) or is a fresh interpreter running
     `python -m maxlower.cli.child` on the pickled arguments; either way it runs
-    `child_main`, with standard output and error in files of the run's directory."""
+    `child_main`, with standard output and error in files of the run's directory. It
+    ignores SIGINT (the batch stops it), and is stopped with SIGTERM first, so that its
+    own clean-up removes its temporary files, then SIGKILL after `GRACE` seconds."""
+
+    GRACE = 3.0
+    MEMORY_EVERY = 0.25  # seconds between two reads of the child's memory
 
     def __init__(
         self,
@@ -99,13 +105,16 @@ class ModelRun:
         *,
         fork: bool,
         cwd: str | None = None,
+        output: pathlib.Path | None = None,
     ) -> None:
-        self.timeout, self.memory_bytes = timeout, memory_bytes
+        self.timeout, self.memory_bytes, self.output = timeout, memory_bytes, output
         self.directory = pathlib.Path(tempfile.mkdtemp(prefix="maxlower-batch-"))
         self.json_path = self.directory / "result.json"
         params = {**params, "json_path": self.json_path}
         self.started = time.monotonic()
         self.killed_for: str | None = None
+        self._code: int | None = None  # once reaped
+        self._memory_read = 0.0
         self._popen: subprocess.Popen | None = None
         if fork and hasattr(os, "fork"):
             self.pid = _fork_child(command, params, self.directory)
@@ -116,6 +125,7 @@ class ModelRun:
                 [sys.executable, "-m", "maxlower.cli.child", str(arguments)],
                 stdin=subprocess.DEVNULL,
                 cwd=cwd,  # a cluster's worker: the command's directory, relative paths
+                preexec_fn=_child_of_a_worker if sys.platform == "linux" else None,
             )
             self.pid = self._popen.pid
 
@@ -129,39 +139,69 @@ class ModelRun:
         return self._result(code)
 
     def stop(self) -> None:
-        """Kill the child and wait for it (an interrupted batch)."""
-        with contextlib.suppress(ProcessLookupError, ChildProcessError):
-            os.kill(self.pid, signal.SIGKILL)
-        while self._returncode() is None:
-            time.sleep(0.01)
-        self.cleanup()
+        """Stop the child and wait for it (an interrupted batch); never raises."""
+        with contextlib.suppress(OSError):
+            self._end()
+            self.cleanup()
 
     def cleanup(self) -> None:
-        for path in self.directory.iterdir():
-            path.unlink()
-        self.directory.rmdir()
+        with contextlib.suppress(OSError):
+            for path in self.directory.iterdir():
+                path.unlink()
+            self.directory.rmdir()
 
     def _returncode(self) -> int | None:
+        if self._code is not None:
+            return self._code
         if self._popen is not None:
-            return self._popen.poll()
-        pid, status = os.waitpid(self.pid, os.WNOHANG)
+            self._code = self._popen.poll()
+            return self._code
+        try:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+        except ChildProcessError:  # reaped already (cannot happen here, but never raise)
+            self._code = -signal.SIGKILL
+            return self._code
         if pid == 0:
             return None
-        return os.waitstatus_to_exitcode(status)
+        self._code = os.waitstatus_to_exitcode(status)
+        return self._code
 
     def _check_budgets(self) -> int | None:
         over = None
-        if time.monotonic() - self.started > self.timeout:
+        now = time.monotonic()
+        if now - self.started > self.timeout:
             over = "timeout"
-        elif self.memory_bytes is not None and _resident_bytes(self.pid) > self.memory_bytes:
-            over = "memory"
+        elif self.memory_bytes is not None and now - self._memory_read > self.MEMORY_EVERY:
+            self._memory_read = now
+            if _private_bytes(self.pid) > self.memory_bytes:
+                over = "memory"
         if over is None:
             return None
         self.killed_for = over
-        os.kill(self.pid, signal.SIGKILL)
+        return self._end()
+
+    def _end(self) -> int:
+        """SIGTERM, then SIGKILL past the grace; the exit code; leftovers removed."""
+        deadline = time.monotonic() + self.GRACE
+        signum = signal.SIGTERM
         while (code := self._returncode()) is None:
-            time.sleep(0.01)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signum)
+            if time.monotonic() > deadline:
+                signum = signal.SIGKILL
+            time.sleep(0.02)
+        self._remove_leftovers()
         return code
+
+    def _remove_leftovers(self) -> None:
+        """The temporary files (`.NAME.XXXXXXXX`, maxlower.files) a killed child could not
+        remove, beside its output."""
+        if self.output is None:
+            return
+        for name in (self.output.name, self.output.name + ".data"):
+            for leftover in self.output.parent.glob(f".{glob.escape(name)}.????????"):
+                with contextlib.suppress(OSError):
+                    leftover.unlink()
 
     def _result(self, code: int) -> ModelResult:
         seconds = time.monotonic() - self.started
@@ -176,9 +216,10 @@ class ModelRun:
             return ModelResult("timeout", EXIT_BUDGET, seconds, error, stdout, None)
         if self.killed_for == "memory":
             gigabytes = (self.memory_bytes or 0) / 1e9
-            error = f"stopped past {gigabytes:.3g} GB resident (--model-memory)"
+            error = f"stopped past {gigabytes:.3g} GB of its own memory (--model-memory)"
             return ModelResult("memory", EXIT_BUDGET, seconds, error, stdout, None)
         if code < 0:
+            self._remove_leftovers()
             name = signal.Signals(-code).name
             error = f"the process died of {name}{_last_line(stderr, prefix='')}"
             return ModelResult("crashed", EXIT_INTERNAL, seconds, error, stdout, None)
@@ -194,11 +235,21 @@ def _fork_child(command: str, params: dict, directory: pathlib.Path) -> int:
     if pid == 0:  # the child
         code = EXIT_INTERNAL
         try:
-            signal.signal(signal.SIGINT, signal.SIG_DFL)  # the batch stops its children
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # the batch stops its children
             code = child_main(command, params, directory)
         finally:
             os._exit(code)
     return pid
+
+
+def _child_of_a_worker() -> None:
+    """In a cluster worker's child, before it runs: it dies with the worker (a lost
+    worker leaves no model running unwatched), and ignores SIGINT as a forked one does."""
+    import ctypes
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def child_main(command: str, params: dict, directory: str | os.PathLike) -> int:
@@ -233,13 +284,18 @@ def child_main(command: str, params: dict, directory: str | os.PathLike) -> int:
     return code
 
 
-def _resident_bytes(pid: int) -> int:
-    """The child's resident memory (Linux /proc; 0 where it cannot be read)."""
+def _private_bytes(pid: int) -> int:
+    """The child's own memory: its proportional share of resident pages (Linux's Pss), so
+    that what it shares with the batch's process since the fork counts by its share, not
+    whole (0 where it cannot be read)."""
     try:
-        with open(f"/proc/{pid}/statm", encoding="ascii") as handle:
-            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
-        return 0
+        pass
+    return 0
 
 
 def _read_text(path: pathlib.Path) -> str:
