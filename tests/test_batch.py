@@ -8,8 +8,8 @@ batch is the same command, run many times."""
 
 from __future__ import annotations
 
-import json
 import faulthandler
+import json
 import os
 import pathlib
 import shutil
