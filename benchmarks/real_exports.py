@@ -52,6 +52,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -470,7 +471,11 @@ def build_gpt2(attention: str | None = None) -> Built:
     from transformers import GPT2Config, GPT2LMHeadModel
 
     config = GPT2Config(
-        n_embd=32, n_layer=2, n_head=2, vocab_size=100, n_positions=64,
+        n_embd=32,
+        n_layer=2,
+        n_head=2,
+        vocab_size=100,
+        n_positions=64,
         **attention_kwargs(attention),
     )
     return causal_lm(GPT2LMHeadModel(config), "GPT-2", topk=False)
@@ -492,9 +497,12 @@ def build_llama(attention: str | None = None) -> Built:
     return causal_lm(LlamaForCausalLM(config), "Llama (grouped-query attention)", topk=True)
 
 
-def seq2seq(net, encoder_input: str, encoder_args: tuple, about: str) -> Built:
+def seq2seq(
+    net, encoder_input: str, encoder_args: tuple, about: str, decoder_mask: bool = False
+) -> Built:
     """Encoder-decoder forward with decoder_input_ids; argmax and max of the last decoder
-    position's logits."""
+    position's logits. With `decoder_mask`, a decoder_attention_mask of ones is passed (made
+    inside the graph from decoder_input_ids)."""
     torch = _torch()
 
     class Seq2Seq(torch.nn.Module):
@@ -503,10 +511,14 @@ def seq2seq(net, encoder_input: str, encoder_args: tuple, about: str) -> Built:
             self.net = net
 
         def forward(self, encoder_in, decoder_input_ids):
+            extra = {}
+            if decoder_mask:
+                extra["decoder_attention_mask"] = torch.ones_like(decoder_input_ids)
             logits = self.net(
                 **{encoder_input: encoder_in},
                 decoder_input_ids=decoder_input_ids,
                 use_cache=False,
+                **extra,
             ).logits[:, -1, :]
             values, indices = torch.max(logits, -1)
             return torch.argmax(logits, -1), values, indices
@@ -574,8 +586,14 @@ def build_whisper(attention: str | None = None) -> Built:
         begin_suppress_tokens=[],
     )
     features = torch.randn(2, 16, 64)  # (batch, mel bins, 2 * max_source_positions)
+    # Without a decoder mask, transformers looks for packed sequences with torch.diff, which
+    # the TorchScript exporter has no symbolic for (aten::diff, at any opset).
     return seq2seq(
-        WhisperForConditionalGeneration(config), "input_features", (features,), "Whisper"
+        WhisperForConditionalGeneration(config),
+        "input_features",
+        (features,),
+        "Whisper (decoder_attention_mask of ones)",
+        decoder_mask=True,
     )
 
 
@@ -708,7 +726,14 @@ SPEC_BY_NAME = {spec.name: spec for spec in SPECS}
 
 
 def one_line(error: BaseException) -> str:
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    """The exception's type and first line; for the dynamo exporter's long report, the line
+    of its "Exception summary" (the underlying error), without colour codes."""
+    message = re.sub(r"\x1b\[[0-9;]*m", "", str(error))
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    if "## Exception summary" in lines:
+        after = lines[lines.index("## Exception summary") + 1 :]
+        if after:
+            return f"{type(error).__name__}: {after[0]}"[:500]
     text = lines[0] if lines else ""
     return f"{type(error).__name__}: {text}"[:500]
 
@@ -724,6 +749,10 @@ def dims_of(value) -> list[int | str | None]:
     ]
 
 
+def op_key(node) -> str:
+    return node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}::{node.op_type}"
+
+
 def graph_facts(path: Path) -> dict[str, Any]:
     """What the manifest says of one exported file (read without its external data)."""
     import onnx
@@ -735,8 +764,7 @@ def graph_facts(path: Path) -> dict[str, Any]:
     def count(graph, top: bool) -> None:
         nonlocal subgraph_nodes
         for node in graph.node:
-            key = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}::{node.op_type}"
-            ops[key] += 1
+            ops[op_key(node)] += 1
             if not top:
                 subgraph_nodes += 1
             for attr in node.attribute:
@@ -749,8 +777,7 @@ def graph_facts(path: Path) -> dict[str, Any]:
     function_nodes = 0
     for function in model.functions:
         for node in function.node:
-            key = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}::{node.op_type}"
-            ops[key] += 1
+            ops[op_key(node)] += 1
             function_nodes += 1
     external = sorted(
         {
@@ -933,14 +960,26 @@ def run_worker(name: str, out: Path, variants: list[tuple[str, int | None]] | No
             try:
                 entry = export_one(spec, built, exporter, opset, out)
             except Exception as exc:
-                if "scaled_dot_product_attention" not in str(exc) or spec.family != "transformers":
+                # as a user would, on the two errors with a known remedy
+                if "_native_multi_head_attention" in str(exc):
+                    # nn.MultiheadAttention's inference fast path: turn it off
+                    print(f"[{name}] MHA fast path does not export: fast path off")
+                    torch.backends.mha.set_fastpath_enabled(False)
+                    try:
+                        entry = export_one(spec, built, exporter, opset, out)
+                    finally:
+                        torch.backends.mha.set_fastpath_enabled(True)
+                    entry["mha_fastpath"] = "disabled"
+                    entry["fastpath_export_error"] = one_line(exc)
+                elif "scaled_dot_product_attention" in str(exc) and spec.family == "transformers":
+                    # the same model (same seed) with eager attention
+                    print(f"[{name}] SDPA does not export at opset {opset}: eager attention")
+                    torch.manual_seed(0)
+                    entry = export_one(spec, spec.build(attention="eager"), exporter, opset, out)
+                    entry["attn_implementation"] = "eager"
+                    entry["sdpa_export_error"] = one_line(exc)
+                else:
                     raise
-                # as a user would: the same model (same seed) with eager attention
-                print(f"[{name}] SDPA does not export at opset {opset}: eager attention")
-                torch.manual_seed(0)
-                entry = export_one(spec, spec.build(attention="eager"), exporter, opset, out)
-                entry["attn_implementation"] = "eager"
-                entry["sdpa_export_error"] = one_line(exc)
         except Exception as exc:
             traceback.print_exc()
             failures.append(
@@ -1003,7 +1042,9 @@ def run_all(out: Path, names: list[str], timeout: float) -> dict:
                  "error": f"the worker process ended without a result (exit {code})"}
             )  # fmt: skip
     order = {spec.name: i for i, spec in enumerate(SPECS)}
-    files.sort(key=lambda f: (order.get(f["model"], 99), f["exporter"] != "torchscript", f["opset"]))
+    files.sort(
+        key=lambda f: (order.get(f["model"], 99), f["exporter"] != "torchscript", f["opset"])
+    )
     failures.sort(key=lambda f: (order.get(f["model"], 99), f["exporter"], f["opset"] or 0))
     manifest = {
         "made_by": "benchmarks/real_exports.py",
