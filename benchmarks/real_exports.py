@@ -1007,6 +1007,23 @@ def versions() -> dict[str, str]:
     return found
 
 
+def script_commit() -> str | None:
+    """The commit this script was run from (with "+dirty" when it has changes), if in git."""
+    here = Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(here), "status", "--porcelain", "--", Path(__file__).name],
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    except OSError:
+        return None
+    return (head + ("+dirty" if dirty else "")) or None
+
+
 def run_all(out: Path, names: list[str], timeout: float) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     parts = out / ".parts"
@@ -1051,6 +1068,7 @@ def run_all(out: Path, names: list[str], timeout: float) -> dict:
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "versions": versions(),
+        "script_commit": script_commit(),
         "dynamo_default_opset": default_opset,
         "seconds_this_run": round(time.perf_counter() - started, 1),
         "model_seconds": timings,
