@@ -73,6 +73,9 @@ MOVED = {
     "TopK": (10, (Moved("k", 1, scalar=True),), True),
     "Slice": (10, (Moved("starts", 1), Moved("ends", 2), Moved("axes", 3)), False),
     "Upsample": (9, (Moved("scales", 1, dtype=ir.DataType.FLOAT),), True),
+    # Reshape-1's `shape` attribute is Reshape-5's second input (the same reading of 0
+    # and -1); the way down stays with onnx.version_converter's adapter
+    "Reshape": (5, (Moved("shape", 1),), False),
 }
 
 
