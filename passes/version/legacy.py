@@ -8,6 +8,7 @@
     Gemm-6(a, b, c){broadcast=1}, to ≥ 7                 →  Gemm(a, b, c)
     BatchNormalization-6(x, ...){is_test=1} → y, to ≥ 7  →  BatchNormalization(x, ...) → y
     Dropout-6(x){is_test=1} → y, to ≥ 7                  →  Dropout(x) → y
+    Pad-1(x){paddings=[0, 2, 0, 0]}, to ≥ 2             →  Pad(x){pads=[0, 2, 0, 0]}
     BatchNormalization-6 / Dropout-6 without is_test=1   →  ConversionError (training mode)
 
 `consumed_inputs` was an optimisation hint (onnx.defs: "legacy optimization attribute"):
@@ -21,12 +22,19 @@ so it needs both ranks. Without `broadcast=1` the old op is defined only on inpu
 shape, where numpy's broadcasting gives the same. Gemm has no `axis`: its `C` lines up
 as a suffix, as Gemm-7's unidirectional broadcasting does.
 
+Pad-1's `paddings` is Pad-2's `pads`, in the format both descriptions give,
+`[x1_begin, x2_begin, ..., x1_end, x2_end, ...]`, which onnx.reference's Pad_1 reads too.
+(Pad-1's example, `paddings = [0, 0, 2, 0]` to "insert 0 paddings to the beginning of the
+second dimension", pairs begin and end per axis; Pad-2 corrected the example to
+`pads = [0, 2, 0, 0]` and kept the description.)
+
 `is_test` (BatchNormalization, Dropout before 7): with `is_test=1` the op is in test mode,
 which is what BatchNormalization-7 does with one output (its "Output case #2") and what
 Dropout-7 does when a model is run for inference (Y = X). Without it (its default, 0) the
 op is in training mode: BatchNormalization normalises by the batch's own statistics
 (onnx.reference's BatchNormalization_6), Dropout drops at random; opset 7 and later leave
-the mode to the number of outputs or to the runtime, so that is refused.
+the mode to the number of outputs or to the runtime, so that is refused; so is test mode
+with an extra output read, which the old schema does not define there.
 """
 
 from __future__ import annotations
@@ -173,7 +181,19 @@ def is_test_to_test_mode(node: ir.Node, old: int, b: Builder) -> str | None:
     return "is_test=1 dropped (test mode: the op from opset 7 on gives Y alone the same way)"
 
 
+def pad_paddings_to_pads(node: ir.Node, old: int, b: Builder) -> str | None:
+    """Pad-1's `paddings` is Pad-2's `pads` (see the module docstring)."""
+    if node.op_type != "Pad" or "paddings" not in node.attributes:
+        return None
+    if not _target_lacks(node, b, "paddings"):
+        return None
+    paddings = node.attributes.pop("paddings").value
+    node.attributes["pads"] = ir.AttrInt64s("pads", list(paddings))
+    return "paddings → pads (one format)"
+
+
 LEGACY_ADAPTERS = [
+    pad_paddings_to_pads,
     drop_consumed_inputs,
     legacy_broadcast_to_numpy,
     concat_axis_in_range,
