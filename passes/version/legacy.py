@@ -169,7 +169,7 @@ def is_test_to_test_mode(node: ir.Node, old: int, b: Builder) -> str | None:
         raise b.refuse(
             f"without is_test=1 {node.op_type}-{old} is in training mode (it {what}), which "
             f"{node.op_type} from opset 7 leaves to its outputs or the runtime",
-            f"is_test=1 on the node if the model is run for inference, or keeping opset {old}",
+            "is_test=1 on the node if the model is run for inference, or a target opset below 7",
         )
     if extra:
         raise b.refuse(

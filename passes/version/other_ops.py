@@ -13,7 +13,9 @@ the target, in the main graph, in subgraphs and in model-local functions, in thi
 1. Say at the target what the node says at the source: attributes whose default, or meaning
    when absent, changed are written out, those the target lacks dropped where it behaves
    as they say (`changed_defaults.attributes_for_target`; Split-1 without axis, which no
-   schema defines, is refused); then apply the own adapters of `other_adapters`.
+   schema defines, is refused); then apply the own adapters: `legacy` (the attributes of
+   opsets 1 to 6: consumed_inputs, broadcast/axis, is_test, Pad-1's paddings), then those
+   of `other_adapters`.
 2. Relabel: the target schema accepts the node and its types, and its meaning did not
    change in between (`relabel.schema_problem`, `relabel.meaning_change`).
 3. Delegate: the node alone, in a one-node model, goes through `onnx.version_converter`,
