@@ -9,6 +9,8 @@
     BatchNormalization-6(x, ...){is_test=1} → y, to ≥ 7  →  BatchNormalization(x, ...) → y
     Dropout-6(x){is_test=1} → y, to ≥ 7                  →  Dropout(x) → y
     Pad-1(x){paddings=[0, 2, 0, 0]}, to ≥ 2             →  Pad(x){pads=[0, 2, 0, 0]}
+    LpPool-1(x){p=2.0}, to ≥ 2                           →  LpPool(x){p=2}
+    LpPool-1(x){p=2.5}, to ≥ 2                           →  ConversionError (p is an int)
     BatchNormalization-6 / Dropout-6 without is_test=1   →  ConversionError (training mode)
 
 `consumed_inputs` was an optimisation hint (onnx.defs: "legacy optimization attribute"):
@@ -27,6 +29,9 @@ Pad-1's `paddings` is Pad-2's `pads`, in the format both descriptions give,
 (Pad-1's example, `paddings = [0, 0, 2, 0]` to "insert 0 paddings to the beginning of the
 second dimension", pairs begin and end per axis; Pad-2 corrected the example to
 `pads = [0, 2, 0, 0]` and kept the description.)
+
+LpPool-1 and GlobalLpPool-1 take `p` as a float, version 2 as an int: a whole number is
+written as the integer, any other is refused.
 
 `is_test` (BatchNormalization, Dropout before 7): with `is_test=1` the op is in test mode,
 which is what BatchNormalization-7 does with one output (its "Output case #2") and what
@@ -192,7 +197,28 @@ def pad_paddings_to_pads(node: ir.Node, old: int, b: Builder) -> str | None:
     return "paddings → pads (one format)"
 
 
+def float_p_to_int(node: ir.Node, old: int, b: Builder) -> str | None:
+    """LpPool-1 and GlobalLpPool-1 take the norm's `p` as a float, version 2 as an int (the
+    kinds read from onnx.defs): a whole number is the same p; another has no form there."""
+    attr = node.attributes.get("p")
+    new = schema_version(node.op_type, b.opset)
+    if attr is None or attr.type != ir.AttributeType.FLOAT or new is None:
+        return None
+    target = onnx.defs.get_schema(node.op_type, new, "").attributes.get("p")
+    if target is None or target.type != onnx.defs.OpSchema.AttrType.INT:
+        return None
+    if not float(attr.value).is_integer():
+        raise b.refuse(
+            f"{node.op_type}-{old}'s p={attr.value:g} is not a whole number, and "
+            f"{node.op_type}-{new} takes p as an integer",
+            f"a whole p, or keeping a target opset where {node.op_type} takes a float p",
+        )
+    node.attributes["p"] = ir.AttrInt64("p", int(attr.value))
+    return f"p={attr.value:g} written as the integer {int(attr.value)}"
+
+
 LEGACY_ADAPTERS = [
+    float_p_to_int,
     pad_paddings_to_pads,
     drop_consumed_inputs,
     legacy_broadcast_to_numpy,
