@@ -2,7 +2,7 @@
 across such a boundary (the step dispatcher, attribute → input, constant input → attribute,
 the refusal of a run-time input), used by reduce_axes.py, split.py, squeeze.py and pad.py;
 and, table-driven (MOVED), the ops that changed nothing else at that version: TopK's k and
-Slice's starts/ends/axes at 10, Upsample's float scales at 9.
+Slice's starts/ends/axes at 10, Upsample's float scales at 9, Reshape's shape at 5 (up only).
 
     TopK-1(x){k=3}, to ≥ 10                        →  TopK(x, int64 initializer [3])
     TopK-10(x, constant K), to ≤ 9                  →  TopK(x){k}
@@ -11,6 +11,7 @@ Slice's starts/ends/axes at 10, Upsample's float scales at 9.
                                                        count or bound
     Slice-1(x){starts, ends, axes}, to ≥ 10         →  Slice(x, starts, ends[, axes])
     Upsample-7(x){scales}, to 9                     →  Upsample(x, float initializer scales)
+    Reshape-1(x){shape=[0, -1]}, to ≥ 5             →  Reshape(x, int64 initializer [0, -1])
     Upsample-9(x, constant scales), to 7..8         →  Upsample(x){scales}
     Upsample-9(x, run-time scales), to 7..8         →  refused, as TopK's K
 
@@ -73,6 +74,9 @@ MOVED = {
     "TopK": (10, (Moved("k", 1, scalar=True),), True),
     "Slice": (10, (Moved("starts", 1), Moved("ends", 2), Moved("axes", 3)), False),
     "Upsample": (9, (Moved("scales", 1, dtype=ir.DataType.FLOAT),), True),
+    # Reshape-1's `shape` attribute is Reshape-5's second input (the same reading of 0
+    # and -1); the way down stays with onnx.version_converter's adapter
+    "Reshape": (5, (Moved("shape", 1),), False),
 }
 
 

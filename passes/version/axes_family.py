@@ -7,7 +7,7 @@ order after those of `other_adapters`. One module per op family:
     split.py         Split's `split` (13)
     pad.py           Pad's `pads` and `value` (11), `axes` (18) and mode 'wrap' (19)
     attribute_inputs.py  TopK's k and Slice's starts/ends/axes (10), Upsample's scales (9),
-                     table-driven; and the steps the modules above share (the
+                     Reshape's shape (5), table-driven; and the steps the modules above share (the
                      dispatcher across the boundary, attribute → input, constant input
                      → attribute, the refusal of a run-time input)
     resize.py        Resize's (X, scales) and the coordinate transformation (11)

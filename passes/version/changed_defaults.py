@@ -47,6 +47,9 @@ OLD_BEHAVIOUR: dict[tuple[str, str, int], object] = {
     # defaults, ∓FLT_MAX, would turn ∓inf into ∓FLT_MAX).
     ("Clip", "min", 1): -math.inf,
     ("Clip", "max", 1): math.inf,
+    # Concat-1: "Which axis to concat on.  Default value is 1." (no default_value);
+    # Concat-4 requires the attribute.
+    ("Concat", "axis", 1): 1,
     # Split-1: "Which axis to split on", no default; Split-2 reads an absent axis as 0.
     ("Split", "axis", 1): UNSAID,
     # GRU-1's default_value is the misspelling b"foward"; its description: "Must be one of

@@ -12,6 +12,7 @@
                                                            → Reshape(·, Shape(x))
     Dropout-12(x, const r, training_mode absent or const False), to ≤ 11
                                                         →  Dropout(x){ratio=r}
+    Dropout-7(x){ratio=r}, to ≥ 12                      →  Dropout(x, float32 r)
     Cast-6(x){to=1}, to ≤ 5                            →  Cast-1(x){to="FLOAT"} (and back)
     Clip-6(x){min=a, max=b}, to ≥ 11                     →  Clip(x, a, b)  (absent: ±FLT_MAX)
     Clip-11(x, const a, const b), to ≤ 10                →  Clip(x){min=a, max=b}  (absent: ±inf)
@@ -236,6 +237,17 @@ def dropout_inputs_to_attribute(node: ir.Node, old: int, b: Builder) -> str | No
     return f"ratio input {number:g} → attribute{dropped}{mask_note}"
 
 
+def dropout_ratio_to_input(node: ir.Node, old: int, b: Builder) -> str | None:
+    """Dropout's `ratio` attribute is Dropout-12's `ratio` input: the same float32 value,
+    as a scalar constant (training_mode stays absent: False, as before 12 outside training)."""
+    if old >= 12 or b.opset < 12 or "ratio" not in node.attributes:
+        return None
+    number = node.attributes.pop("ratio").value
+    node.resize_inputs(2)
+    node.replace_input_with(1, b.const(np.array(number, dtype=np.float32)))
+    return f"ratio attribute {number:g} → input"
+
+
 def _dropout_mask_as_constant(node: ir.Node, b: Builder) -> str:
     """Out of training mode Dropout-12's mask is all True; before 12 onnxruntime's kernels
     give all False (onnx.reference all True), and before 10 the mask is not bool. A mask
@@ -395,7 +407,7 @@ def slice_inputs_to_attributes(node: ir.Node, old: int, b: Builder) -> str | Non
 OTHER_ADAPTERS: dict[str, list[Callable[[ir.Node, int, Builder], str | None]]] = {
     "Cast": [cast_to_spelling],
     "Clip": [clip_bounds_as_inputs, clip_bounds_as_attributes],
-    "Dropout": [dropout_inputs_to_attribute],
+    "Dropout": [dropout_inputs_to_attribute, dropout_ratio_to_input],
     "Split": [split_num_outputs_to_sizes, split_equal_parts_to_num_outputs],
     "Resize": [resize_optional_inputs],
     "Reshape": [reshape_allowzero],

@@ -13,7 +13,9 @@ the target, in the main graph, in subgraphs and in model-local functions, in thi
 1. Say at the target what the node says at the source: attributes whose default, or meaning
    when absent, changed are written out, those the target lacks dropped where it behaves
    as they say (`changed_defaults.attributes_for_target`; Split-1 without axis, which no
-   schema defines, is refused); then apply the own adapters of `other_adapters`.
+   schema defines, is refused); then apply the own adapters: `legacy` (the attributes of
+   opsets 1 to 6: consumed_inputs, broadcast/axis, is_test, Pad-1's paddings), then those
+   of `other_adapters`.
 2. Relabel: the target schema accepts the node and its types, and its meaning did not
    change in between (`relabel.schema_problem`, `relabel.meaning_change`).
 3. Delegate: the node alone, in a one-node model, goes through `onnx.version_converter`,
@@ -48,6 +50,7 @@ from passes.version.changed_defaults import UnsaidDefault, attributes_for_target
 from passes.version.compare_adapters import COMPARE_ADAPTERS
 from passes.version.convert import ConvertFamilyPass
 from passes.version.expand import body_opsets, expand_function_body
+from passes.version.legacy import LEGACY_ADAPTERS
 from passes.version.negative_axes import negative_axes_to_nonnegative
 from passes.version.one_node import delegate_to_version_converter
 from passes.version.other_adapters import OTHER_ADAPTERS
@@ -248,11 +251,12 @@ def _constants_last(nodes) -> list[ir.Node]:
 
 
 def _adapters(node: ir.Node, new: int) -> list:
-    """The own adapters of the node's op, in the order they run (the axes family's last:
+    """The own adapters of the node's op, in the order they run (the legacy attributes of
+    opsets 1 to 6 first, which any op may carry; the axes family's last:
     they read what the others left, say the sizes Split-18's num_outputs became). The axes
     family's only respell operands, so they are left out where the target schema refuses
     the data's type anyway: the node then reaches the converter and the refusal as it is."""
-    own = [negative_axes_to_nonnegative, *_ADAPTERS.get(node.op_type, [])]
+    own = [*LEGACY_ADAPTERS, negative_axes_to_nonnegative, *_ADAPTERS.get(node.op_type, [])]
     if _data_type_refused(node, new):
         return own
     return own + AXES_ADAPTERS.get(node.op_type, [])

@@ -147,7 +147,9 @@ def meaning_change(node: ir.Node, old: int, new: int) -> str | None:
             continue
         if unaffected == "last_axis" and _reduces_trailing_axes_only(node, old):
             continue
-        if unaffected == "one_shape" and _inputs_of_one_static_shape(node):
+        if unaffected == "one_shape" and (
+            _legacy_broadcast_said(node, old, new) or _inputs_of_one_static_shape(node)
+        ):
             continue
         if unaffected == "resize_pinned" and _resize_pinned(node, new):
             continue
@@ -173,6 +175,14 @@ def _resize_pinned(node: ir.Node, new: int) -> bool:
         attr = node.attributes.get("coordinate_transformation_mode")
         return attr is not None and attr.value == "asymmetric"
     return len(node.inputs) == 2
+
+
+def _legacy_broadcast_said(node: ir.Node, old: int, new: int) -> bool:
+    """Upward, once `legacy.legacy_broadcast_to_numpy` has taken `broadcast` off: without
+    it the old op is defined only on inputs of one shape, where numpy's broadcasting agrees;
+    with it, the adapter has lined the inputs up for numpy. (Downward, numpy's broadcasting
+    of inputs of different shapes has no such form.)"""
+    return old < new and "broadcast" not in node.attributes
 
 
 def _inputs_of_one_static_shape(node: ir.Node) -> bool:
