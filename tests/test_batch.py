@@ -16,6 +16,8 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
+from typing import ClassVar
 
 import click
 import numpy as np
@@ -25,7 +27,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from maxlower.cli.batch import EXIT_BUDGET, plan, run_local
 from maxlower.cli.main import cli
-from maxlower.cli.model_run import ModelJob
+from maxlower.cli.model_run import ModelJob, ModelResult
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "models"
@@ -498,3 +500,47 @@ def test_cluster_address_refusals(folder, tmp_path):
     pytest.importorskip("distributed")
     done = run_module("convert", folder, "--opset", "13", "-o", tmp_path / "o", "--cluster", " ")
     assert done.returncode == 2 and "address" in done.stderr
+
+
+class _FakeRun:
+    """A model's run on a worker that ends only when stopped, except the first model's."""
+
+    stopped: ClassVar[list[int]] = []
+
+    def __init__(self, command, params, *args, **kwargs) -> None:
+        self.which = params["which"]
+
+    def poll(self):
+        if self.which == 0:
+            return ModelResult("converted", 0, 0.0)
+        return None
+
+    def stop(self) -> None:
+        _FakeRun.stopped.append(self.which)
+
+
+@pytest.mark.slow
+def test_an_interrupted_cluster_batch_stops_its_running_tasks(monkeypatch):
+    """Dask's cancel leaves a running task running: the batch's stop event ends it."""
+    distributed = pytest.importorskip("distributed")
+    from maxlower.cli import cluster as cluster_module
+
+    monkeypatch.setattr(cluster_module, "ModelRun", _FakeRun)
+    monkeypatch.setattr(cluster_module, "STOP_EVERY", 0.05)
+    _FakeRun.stopped = []
+    jobs = [
+        ModelJob(i, pathlib.Path(f"m{i}.onnx"), f"m{i}", None, None, f"{i:032}") for i in range(3)
+    ]
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=3, processes=False, dashboard_address=None
+    ) as local:
+        batch = cluster_module.run_on_cluster(
+            local.scheduler_address, "convert", jobs, lambda job: {"which": job.index}, 60.0, None
+        )
+        job, result = next(batch)
+        assert (job.index, result.status) == (0, "converted")
+        batch.close()  # what an interrupt does to the generator
+        deadline = time.monotonic() + 20
+        while sorted(_FakeRun.stopped) != [1, 2] and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert sorted(_FakeRun.stopped) == [1, 2]
