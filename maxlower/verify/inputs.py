@@ -142,16 +142,19 @@ def input_specs(
                 f"input {value.name!r} has no declared shape (not even a rank); give its value "
                 "with --inputs"
             )
-        dims = tuple(
-            d.dim_value
-            if d.HasField("dim_value")
-            else d.dim_param
-            if d.dim_param
-            else f"{value.name}[{axis}]"  # an anonymous dim is its own dim
-            for axis, d in enumerate(tensor_type.shape.dim)
-        )
+        dims = tuple(_dim_key(value.name, axis, d) for axis, d in enumerate(tensor_type.shape.dim))
         specs.append(InputSpec(value.name, _numpy_dtype(value.name, tensor_type.elem_type), dims))
     return specs
+
+
+def _dim_key(name: str, axis: int, dim: onnx.TensorShapeProto.Dimension) -> int | str:
+    """A declared size, or the key of a free dim: its name, or for a dim with no name, or
+    a negative size (paddle2onnx writes -1 for "any"), `NAME[AXIS]`, a dim of its own."""
+    if dim.HasField("dim_value") and dim.dim_value >= 0:
+        return dim.dim_value
+    if dim.HasField("dim_param") and dim.dim_param:
+        return dim.dim_param
+    return f"{name}[{axis}]"
 
 
 def _numpy_dtype(name: str, elem_type: int) -> np.dtype:
@@ -483,7 +486,7 @@ def values(
     pools = _pools(dtype, value_range, rng)
     if dtype == np.bool_:
         p_true = 0.2 if kind == "specials" else 0.5
-        return rng.random(shape) < p_true
+        return np.asarray(rng.random(shape) < p_true)  # (rank 0: an array, not np.bool_)
     if kind == "random":
         flat = pools.random(size)
     else:
@@ -495,7 +498,7 @@ def values(
         if placed:
             positions = np.roll(placement.permutation(size), -slot)
             flat[positions[:placed]] = leading[:placed]
-    return flat.astype(dtype).reshape(shape)
+    return np.asarray(flat.astype(dtype).reshape(shape))
 
 
 @dataclasses.dataclass
