@@ -144,3 +144,194 @@ def test_zero_d_values_a_0d_bool_input_runs_in_onnxruntime(tmp_path):
     assert counts(report) == (len(report["trials"]), 0)
     _, data = library_verify(bool0d_model())
     assert counts(data) == (len(data["trials"]), 0)
+
+
+# -- index ranges from what the indices address ----------------------------------------------
+def embedding_model(*, through=(), consumers=(("Gather", 100),)) -> onnx.ModelProto:
+    """input_ids -> (ops in `through`) -> Gather(table of `rows`, ids) per consumer."""
+    ids = oh.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"])
+    nodes, inits, current = [], [axes(-1)], "input_ids"
+    for n, op in enumerate(through):
+        attrs = {"to": TensorProto.INT32} if op == "Cast" else {}
+        extra = []
+        if op in ("Unsqueeze", "Squeeze"):
+            inits.append(tensor(f"a{n}", np.array([0], np.int64)))
+            extra = [f"a{n}"]
+        nodes.append(oh.make_node(op, [current, *extra], [f"t{n}"], **attrs))
+        current = f"t{n}"
+    outputs = []
+    for k, (op, rows) in enumerate(consumers):
+        inits.append(tensor(f"table{k}", np.random.default_rng(k).random((rows, 8), np.float32)))
+        nodes.append(oh.make_node(op, [f"table{k}", current], [f"e{k}"], name=f"embed{k}"))
+        nodes.append(reduce_max(f"e{k}", f"y{k}", -1, name="rmax"))
+        nodes[-1].output[0] = f"y{k}"
+        outputs.append(oh.make_tensor_value_info(f"y{k}", TensorProto.FLOAT, ["batch", "seq"]))
+    return model(nodes, [ids], outputs, inits)
+
+
+def test_index_ranges_token_ids_run_every_trial(tmp_path):
+    result, report = convert_verify(tmp_path, embedding_model())
+    assert result.exit_code == 0, result.output
+    assert counts(report) == (len(report["trials"]), 0) and len(report["trials"]) >= 9
+    report, data = library_verify(embedding_model())
+    assert report.ok and counts(data) == (len(data["trials"]), 0)
+
+
+def trials_of(proto: onnx.ModelProto, **options):
+    """The trials the verifier would run on `proto`, with what it derives from it."""
+    from maxlower.serde import deserialize
+    from maxlower.verify.accepts import accepts
+    from maxlower.verify.inputs import input_specs
+
+    specs = input_specs(proto)
+    accepted = accepts(deserialize(proto), (d for s in specs for d in s.dims if isinstance(d, str)))
+    return list(generate_trials(specs, seed=0, trials=None, accepted=accepted, **options))
+
+
+@pytest.mark.parametrize(
+    ("through", "consumers", "low", "high"),
+    [
+        ((), (("Gather", 100),), -100, 99),
+        (("Cast", "Unsqueeze", "Squeeze", "Identity"), (("Gather", 100),), -100, 99),
+        ((), (("Gather", 100), ("Gather", 7)), -7, 6),  # several consumers: the intersection
+    ],
+)
+def test_index_ranges_extremes_are_the_ranges_edges(through, consumers, low, high):
+    seen = np.concatenate([t.feeds["input_ids"].reshape(-1) for t in trials_of(
+        embedding_model(through=through, consumers=consumers))])  # fmt: skip
+    assert seen.min() == low and seen.max() == high
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "low", "high"),
+    [
+        ("(float[N, 5] x, int64[N, 2] i) => (float[N, 2] y) "
+         "{ y = GatherElements <axis = 1> (x, i) }", "i", -5, 4),
+        ("(int64[N] i) => (float[N, 6] y) { d = Constant <value = int64 {6}> ()\n"
+         "  v = Constant <value = float[2] {0, 1}> ()\n  y = OneHot(i, d, v) }", "i", -6, 5),
+        ("(int64[N, 2] i) => (float[N] y) { t = Constant <value = float[3, 4] {0,1,2,3,4,5,6,7,"
+         "8,9,10,11}> ()\n  y = GatherND(t, i) }", "i", -3, 2),
+        ("(float[4, 3] x, int64[N, 1] i, float[N, 3] u) => (float[4, 3] y) "
+         "{ y = ScatterND(x, i, u) }", "i", -4, 3),
+    ],
+)  # fmt: skip
+def test_index_ranges_from_the_table_of_ops(text, name, low, high):
+    proto = onnx.parser.parse_model(f'<ir_version: 8, opset_import: ["" : 18]>\nm {text}')
+    trials = trials_of(proto)
+    seen = np.concatenate([t.feeds[name].reshape(-1) for t in trials])
+    assert seen.min() == low and seen.max() == high
+    report = maxlower.verify(proto, proto)
+    assert report.ok and counts(report.to_dict())[1] == 0
+
+
+# -- shapes the graph accepts --------------------------------------------------------------
+def shapes_model(kind: str) -> onnx.ModelProto:
+    f = TensorProto.FLOAT
+    if kind in ("broadcast", "unnamed"):
+        dims = (["n"], ["m"]) if kind == "broadcast" else ([None], [None])
+        a, b = (oh.make_tensor_value_info(n, f, d) for n, d in zip("ab", dims))
+        nodes = [oh.make_node("Add", ["a", "b"], ["s"]), reduce_max("s", "y", 0, 1)]
+        return model(nodes, [a, b], [oh.make_tensor_value_info("y", f, [1])], [axes(0)])
+    a = oh.make_tensor_value_info("a", f, ["n"])
+    shape = tensor("shape", np.array([2, 3] if kind == "reshape" else [3, 4], np.int64))
+    op = "Reshape" if kind == "reshape" else "Expand"
+    nodes = [oh.make_node(op, ["a", "shape"], ["r"]), reduce_max("r", "y", 1)]
+    out = oh.make_tensor_value_info("y", f, [2] if kind == "reshape" else [3])
+    return model(nodes, [a], [out], [shape, axes(1)])
+
+
+@pytest.mark.parametrize("kind", ["broadcast", "unnamed", "reshape", "expand"])
+def test_shapes_sizes_the_graph_needs_run_every_trial(tmp_path, kind):
+    result, report = convert_verify(tmp_path, shapes_model(kind))
+    assert result.exit_code == 0, result.output
+    assert counts(report) == (len(report["trials"]), 0)
+    report, data = library_verify(shapes_model(kind))
+    assert report.ok and counts(data) == (len(data["trials"]), 0)
+
+
+def test_shapes_reshape_gives_the_element_count_and_dim_overrides():
+    assert {t.feeds["a"].shape for t in trials_of(shapes_model("reshape"))} == {(6,)}
+    sizes = {t.feeds["a"].shape + t.feeds["b"].shape for t in trials_of(shapes_model("unnamed"))}
+    assert all(a == b for a, b in sizes) and len(sizes) > 2  # equal, and still varied
+    # --dim of one of two dims found equal sizes both; --dim of both keeps both
+    trials = trials_of(shapes_model("broadcast"), dims={"n": 5})
+    assert all(t.feeds["b"].shape == (5,) for t in trials)
+    trials = trials_of(shapes_model("broadcast"), dims={"n": 5, "m": 1})
+    assert all(t.feeds["b"].shape == (1,) for t in trials)
+
+
+# -- state and control inputs ---------------------------------------------------------------
+def silero_model() -> onnx.ModelProto:
+    """silero-vad's shape: sr (int64, 0-d) compared with 16000 and 8000 choosing If
+    branches (any other rate fails in a Reshape), and a float state of fixed rank."""
+    f = TensorProto.FLOAT
+    inp = oh.make_tensor_value_info("input", f, ["batch", 512])
+    state = oh.make_tensor_value_info("state", f, [2, "batch", 128])
+    sr = oh.make_tensor_value_info("sr", TensorProto.INT64, [])
+
+    def branch(name, nodes, out):
+        return oh.make_graph(nodes, name, [], [oh.make_tensor_value_info(out, f, None)])
+
+    def rmax(out, name):
+        return oh.make_node("ReduceMax", ["input", "axl"], [out], keepdims=1, name=name)
+
+    bad = oh.make_node("Reshape", ["input", "bad"], ["ob"], name="unsupported_sr")
+    else16 = branch(
+        "else16",
+        [
+            oh.make_node("Equal", ["sr", "c8"], ["is8"]),
+            oh.make_node(
+                "If", ["is8"], ["oe"], name="if8",
+                then_branch=branch("then8", [rmax("o8", "rmax8")], "o8"),
+                else_branch=branch("else8", [bad], "ob"),
+            ),
+        ],
+        "oe",
+    )  # fmt: skip
+    nodes = [
+        oh.make_node("Equal", ["sr", "c16"], ["is16"]),
+        oh.make_node(
+            "If", ["is16"], ["feat"], name="if16",
+            then_branch=branch("then16", [rmax("o16", "rmax16")], "o16"), else_branch=else16,
+        ),
+        oh.make_node("ReduceMax", ["state", "axl"], ["st_max"], keepdims=0, name="rmax_state"),
+    ]  # fmt: skip
+    inits = [
+        tensor("c16", np.array(16000, np.int64)),
+        tensor("c8", np.array(8000, np.int64)),
+        tensor("axl", np.array([-1], np.int64)),
+        tensor("bad", np.array([-1, 500], np.int64)),
+    ]
+    outputs = [
+        oh.make_tensor_value_info("feat", f, ["batch", 1]),
+        oh.make_tensor_value_info("st_max", f, [2, "batch"]),
+    ]
+    return model(nodes, [inp, state, sr], outputs, inits)
+
+
+@pytest.mark.parametrize("flags", [(), ("--dim", "batch=1")])
+def test_control_inputs_take_every_branch(tmp_path, flags):
+    result, report = convert_verify(tmp_path, silero_model(), *flags)
+    assert result.exit_code == 0, result.output
+    assert "EQUIVALENT: no difference (" in result.output
+    assert counts(report) == (len(report["trials"]), 0)
+    assert all(o["elements"] > 0 for o in report["outputs"])
+    rates = {int(t.feeds["sr"]) for t in trials_of(silero_model())}
+    assert rates == {16000, 8000}
+    report, data = library_verify(silero_model(), dims={"batch": 1})
+    assert report.ok and counts(data) == (len(data["trials"]), 0)
+
+
+def test_control_inputs_an_if_condition_and_a_comparison_take_both_sides():
+    text = """(float[N, 5] x, int64 k, bool c) => (float[N] y, float[N] z) {
+        zero = Constant <value = int64 {0}> ()
+        gt = Greater(k, zero)
+        y = If (gt) <then_branch = t () => (float[N] a) { a = ReduceMax <axes = [1], keepdims = 0> (x) },
+                     else_branch = e () => (float[N] b) { b = ReduceMin <axes = [1], keepdims = 0> (x) }>
+        z = If (c) <then_branch = t2 () => (float[N] a2) { a2 = ReduceMax <axes = [1], keepdims = 0> (x) },
+                    else_branch = e2 () => (float[N] b2) { b2 = ReduceMin <axes = [1], keepdims = 0> (x) }>
+    }"""  # noqa: E501
+    proto = onnx.parser.parse_model(f'<ir_version: 8, opset_import: ["" : 13]>\nm {text}')
+    trials = trials_of(proto)
+    assert {int(t.feeds["k"]) > 0 for t in trials} == {True, False}
+    assert {bool(t.feeds["c"]) for t in trials} == {True, False}

@@ -35,6 +35,7 @@ from maxlower.external import external_protos, inlined, ir_external_tensors, ir_
 from maxlower.options import DEFAULT_TIMEOUT, check_options
 from maxlower.pipeline import load_proto
 from maxlower.serde import deserialize, serialize
+from maxlower.verify.accepts import accepts
 from maxlower.verify.compare import Comparison, compare, equal_elements, is_float
 from maxlower.verify.inputs import Trial, axes_inputs, generate_trials, input_specs, load_npz
 from maxlower.verify.models import check_verifiable
@@ -129,8 +130,16 @@ def _verify(
                 " it ran in onnx.reference"
             )
     session = _Session(report, runners, reference_proto, candidate_proto, rtol, atol, timeout)
+    accepted = accepts(reference_ir, (d for s in specs for d in s.dims if isinstance(d, str)))
     for trial in generate_trials(
-        specs, seed=seed, trials=trials, fixed=fixed, ranges=ranges, dims=dims, axes=axes
+        specs,
+        seed=seed,
+        trials=trials,
+        fixed=fixed,
+        ranges=ranges,
+        dims=dims,
+        axes=axes,
+        accepted=accepted,
     ):
         session.run_trial(trial)
     session.finish()
