@@ -335,3 +335,45 @@ def test_control_inputs_an_if_condition_and_a_comparison_take_both_sides():
     trials = trials_of(proto)
     assert {int(t.feeds["k"]) > 0 for t in trials} == {True, False}
     assert {bool(t.feeds["c"]) for t in trials} == {True, False}
+
+
+# -- --input-shapes ---------------------------------------------------------------------------
+@pytest.mark.parametrize("value", ["x:2,3,4", "x:[2,3,4]", "x: [2, 3, 4]"])
+def test_input_shapes_fix_an_inputs_shape(tmp_path, value):
+    result, report = convert_verify(tmp_path, paddle_model(), "--input-shapes", value)
+    assert result.exit_code == 0, result.output
+    assert all("x[0]=2" in t["label"] for t in report["trials"])
+    assert counts(report) == (len(report["trials"]), 0)
+    report, data = library_verify(paddle_model(), input_shapes={"x": (2, 3, 4)})
+    assert report.ok and all("x[0]=2" in t["label"] for t in data["trials"])
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("y:1,3,4", "no generated input of that name"),
+        ("x:2,3", "rank 2, but the model declares rank 3"),
+        ("x:2,3,5", "size 5 on axis 2, where the model declares 4"),
+        ("x:2,-3,4", "expected NAME:D1,D2,..."),
+        ("x:2,3,4,x:1,3,4", "given twice"),
+    ],
+)
+def test_input_shapes_bad_values_are_one_line_errors(tmp_path, value, message):
+    result, _ = convert_verify(tmp_path, paddle_model(), "--input-shapes", value)
+    assert result.exit_code == 2 and message in result.output, result.output
+    assert "Traceback" not in result.output
+
+
+def test_input_shapes_through_the_library_refuse_alike():
+    with pytest.raises(maxlower.InvalidModelError, match="rank 2"):
+        library_verify(paddle_model(), input_shapes={"x": (2, 3)})
+    with pytest.raises(maxlower.InvalidModelError, match="an integer from 0"):
+        library_verify(paddle_model(), input_shapes={"x": (2, -3, 4)})
+
+
+def test_input_shapes_need_verify_and_are_in_help(tmp_path):
+    onnx.save(paddle_model(), tmp_path / "m.onnx")
+    result = invoke("convert", tmp_path / "m.onnx", "--opset", 13, "--input-shapes", "x:1,3,4")
+    assert result.exit_code == 2 and "only apply with --verify" in result.output
+    for command in ("verify", "convert", "lower"):
+        assert "--input-shapes" in invoke(command, "--help").output

@@ -333,6 +333,40 @@ def _static_length(specs: list[InputSpec], name: str) -> int | None:
     return dims[0] if len(dims) == 1 and isinstance(dims[0], int) else None
 
 
+def shape_dims(
+    specs: list[InputSpec], shapes: Mapping[str, tuple[int, ...]], dims: Mapping[str, int]
+) -> dict[str, int]:
+    """`dims` with the free dims that --input-shapes NAME:D1,D2,... sizes; InvalidModelError
+    for an input the model does not have, a wrong rank, a size where the model declares
+    another, or a dim given two sizes."""
+    known = {s.name: s for s in specs}
+    merged = dict(dims)
+    for name, shape in shapes.items():
+        shown = f"--input-shapes {name}:{','.join(map(str, shape))}"
+        if name not in known:
+            raise InvalidModelError(
+                f"{shown}: the model has no generated input of that name (inputs: "
+                f"{', '.join(known) or 'none'})"
+            )
+        declared = known[name].dims
+        if len(shape) != len(declared):
+            raise InvalidModelError(
+                f"{shown}: rank {len(shape)}, but the model declares rank {len(declared)} "
+                f"([{','.join(map(str, declared))}])"
+            )
+        for axis, (dim, size) in enumerate(zip(declared, shape)):
+            if isinstance(dim, int) and dim != size:
+                raise InvalidModelError(
+                    f"{shown}: size {size} on axis {axis}, where the model declares {dim}"
+                )
+            if isinstance(dim, str) and merged.setdefault(dim, size) != size:
+                raise InvalidModelError(
+                    f"{shown}: dim {dim!r} is {merged[dim]} (from --dim or another input) "
+                    f"but {size} here"
+                )
+    return merged
+
+
 def bind_dims(
     specs: list[InputSpec], fixed: Mapping[str, np.ndarray], dims: Mapping[str, int]
 ) -> dict[str, int]:
