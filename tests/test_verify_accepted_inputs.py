@@ -377,3 +377,25 @@ def test_input_shapes_need_verify_and_are_in_help(tmp_path):
     assert result.exit_code == 2 and "only apply with --verify" in result.output
     for command in ("verify", "convert", "lower"):
         assert "--input-shapes" in invoke(command, "--help").output
+
+
+# -- a skipped trial's reason names the flag that fixes it ------------------------------------
+@pytest.mark.parametrize(
+    ("proto", "flags", "fix"),
+    [
+        (embedding_model, {"ranges": {"input_ids": (0, 1000)}}, "--range input_ids=-100:100"),
+        (lambda: shapes_model("broadcast"), {"dims": {"n": 2, "m": 3}}, "--dim n=SIZE"),
+        (lambda: shapes_model("reshape"), {"dims": {"n": 5}}, "--input-shapes a:D1"),
+    ],
+)
+def test_skip_reasons_name_the_flag_that_fixes_them(proto, flags, fix):
+    report = maxlower.verify(proto(), proto(), **flags)
+    skipped = [t for t in report.to_dict()["trials"] if t["status"] == "skipped"]
+    assert skipped and all(fix in t["note"] for t in skipped)
+    assert fix in report.summary()
+
+
+def test_skip_reasons_on_the_command_line(tmp_path):
+    result, _ = convert_verify(tmp_path, shapes_model("broadcast"), "--dim", "n=2", "--dim", "m=3")
+    assert result.exit_code == 2 and "shapes do not broadcast at n=2 m=3" in result.output
+    assert "--input-shapes" in result.output

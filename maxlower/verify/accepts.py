@@ -431,3 +431,40 @@ def _broadcast(sizes: _Sizes, shapes: list[list]) -> None:
     rank = max(len(s) for s in shapes)
     for i in range(1, rank + 1):
         sizes.meet([s[-i] for s in shapes if len(s) >= i])
+
+
+# -- why a trial was skipped, and the flag that fixes it ---------------------------------------
+# (error text of onnxruntime or onnx.reference, what it means, the flag that fixes it)
+_SKIP_CLASSES = (
+    (r"out of (data )?bounds|out of range|index .* is out of|indices element", "indices"),
+    (r"reshape|ReshapeHelper", "reshape"),
+    (r"broadcast|Incompatible dimensions|expand shape|BroadcastIterator", "broadcast"),
+)
+
+
+def skip_reason(error: str, trial) -> str:
+    """A skipped trial's reason: the class of the runtime's error and the flag that would
+    fix it, then the error itself."""
+    import re
+
+    kind = next((k for pattern, k in _SKIP_CLASSES if re.search(pattern, error, re.I)), None)
+    at = " ".join(f"{d}={s}" for d, s in trial.sizes.items())
+    dims = " ".join(f"--dim {d}=SIZE" for d in list(trial.sizes)[:3]) or "--dim NAME=SIZE"
+    shapes = " ".join(
+        f"{name}:{','.join(f'D{i + 1}' for i in range(np.ndim(v)))}"
+        for name, v in list(trial.feeds.items())[:2]
+    )
+    fix = f"{at and f'at {at}'}: give {dims} or --input-shapes {shapes}"
+    if kind == "indices":
+        names = [n for n, v in trial.feeds.items() if np.asarray(v).dtype.kind in "iu"]
+        bounds = re.search(r"inclusive range \[(-?\d+),\s*(-?\d+)\]", error)
+        span = f"{bounds[1]}:{int(bounds[2]) + 1}" if bounds else "LOW:HIGH"
+        flag = f"--range {names[0] if names else 'NAME'}={span}"
+        hint = f"indices out of range: give {flag}"
+    elif kind == "reshape":
+        hint = f"a Reshape rejects the sizes {fix}"
+    elif kind == "broadcast":
+        hint = f"shapes do not broadcast {fix}"
+    else:
+        hint = "give inputs it accepts with --inputs, --range, --dim or --input-shapes"
+    return f"{hint}; {error}"

@@ -35,7 +35,7 @@ from maxlower.external import external_protos, inlined, ir_external_tensors, ir_
 from maxlower.options import DEFAULT_TIMEOUT, check_input_shapes, check_options
 from maxlower.pipeline import load_proto
 from maxlower.serde import deserialize, serialize
-from maxlower.verify.accepts import accepts
+from maxlower.verify.accepts import accepts, skip_reason
 from maxlower.verify.compare import Comparison, compare, equal_elements, is_float
 from maxlower.verify.inputs import (
     Trial,
@@ -196,9 +196,10 @@ class _Session:
             self._skip_timed_out(record, trial, "reference", expected.error)
             return
         if expected.outputs is None:
+            reason = skip_reason(expected.error, trial)  # names the flag that fixes it
             record.status = "skipped"
-            record.note = f"the reference model does not run on it: {expected.error}"
-            self.skipped.append((trial, expected.error))
+            record.note = f"the reference model does not run on it: {reason}"
+            self.skipped.append((trial, reason))
             return
         actual = cand_runner.run_on(trial.feeds)
         record.candidate_runner = actual.runner
@@ -411,7 +412,7 @@ class _Session:
             report.status = INCONCLUSIVE
             report.notes.append(
                 "no trial was compared, so nothing is verified: give inputs the reference "
-                "accepts with --inputs, --range or --dim"
+                "accepts with --inputs, --range, --dim or --input-shapes"
                 + (", or a longer --timeout" if self.timed_out else "")
             )
         elif any(o.status == "unspecified" for o in report.outputs):
