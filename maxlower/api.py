@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import pathlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
@@ -277,6 +277,7 @@ def verify(
     inputs: Mapping[str, np.ndarray] | str | os.PathLike[str] | None = None,
     ranges: Mapping[str, tuple[float, float]] | None = None,
     dims: Mapping[str, int] | None = None,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
     rtol: float = 0.0,
     atol: float = 0.0,
     strict: bool = False,
@@ -318,6 +319,7 @@ def verify(
             inputs=inputs,
             ranges=ranges,
             dims=dims,
+            input_shapes=input_shapes,
             rtol=rtol,
             atol=atol,
             strict=strict,

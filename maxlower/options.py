@@ -9,6 +9,7 @@ InvalidModelError (exit code 2, one line), before anything runs.
     --timeout T         seconds per run of one model on one trial, finite, 0 < T <= 86,400
     --range NAME=L:H    finite L < H whose width H - L is finite too (numpy draws from it)
     --dim NAME=SIZE     an integer, 0 <= SIZE <= 2^62
+    --input-shapes NAME:D1,D2,...   each D as --dim's SIZE
 
 Python's bool is an int, and a float may be NaN, ±inf or (from text such as 1e400) inf:
 each of these is refused where it is not a value of the option.
@@ -91,11 +92,26 @@ def check_range(name: str, low: object, high: object) -> tuple[float, float]:
     return float(low), float(high)
 
 
+def check_input_shapes(shapes) -> dict[str, tuple[int, ...]]:
+    """--input-shapes NAME:D1,D2,...: {input: its shape}, each size as --dim takes it."""
+    checked = {}
+    for name, shape in (shapes or {}).items():
+        if isinstance(shape, str | bytes) or not isinstance(shape, tuple | list):
+            raise InvalidModelError(
+                f"--input-shapes {name}: expected a sequence of sizes, not {shape!r}"[:200]
+            )
+        checked[name] = tuple(
+            check_number("--dim", size, f"--input-shapes {name} axis {axis}")
+            for axis, size in enumerate(shape)
+        )
+    return checked
+
+
 def check_options(
     *, seed, trials, rtol, atol, timeout, ranges, dims
 ) -> tuple[dict[str, tuple[float, float]], dict[str, int]]:
     """Every numeric option of `maxlower.verify`, checked; the ranges and dims as floats
-    and ints."""
+    and ints (--input-shapes: `check_input_shapes`)."""
     check_number("--seed", seed)
     if trials is not None:
         check_number("--trials", trials)

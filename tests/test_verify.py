@@ -408,9 +408,12 @@ def test_candidate_failing_to_run_is_a_difference():
 
 
 def test_inconclusive_when_the_reference_never_runs_and_dims_fix_it():
+    # (the shape is computed at run time: a constant one would give N its size, 6)
     model = parse(
         "(float[N] x) => (float[2, 3] y) {"
-        "  shape = Constant <value = int64[2] {2, 3}> ()\n  y = Reshape(x, shape) }",
+        "  shape = Constant <value = int64[2] {2, 3}> ()\n"
+        "  zero = Constant <value = int64[2] {0, 0}> ()\n"
+        "  computed = Add(shape, zero)\n  y = Reshape(x, computed) }",
         13,
     )
     report = maxlower.verify(model, model)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import pathlib
+import re
 import sys
 import time
 
@@ -74,6 +75,7 @@ class Verification:
     inputs: pathlib.Path | None = None
     ranges: dict[str, tuple[float, float]] = dataclasses.field(default_factory=dict)
     dims: dict[str, int] = dataclasses.field(default_factory=dict)
+    input_shapes: dict[str, tuple[int, ...]] = dataclasses.field(default_factory=dict)
     rtol: float = 0.0
     atol: float = 0.0
     timeout: float = DEFAULT_TIMEOUT
@@ -101,6 +103,7 @@ class Verification:
                 inputs=self.inputs,
                 ranges=self.ranges,
                 dims=self.dims,
+                input_shapes=self.input_shapes,
                 rtol=self.rtol,
                 atol=self.atol,
                 timeout=self.timeout,
@@ -205,6 +208,46 @@ def _parse_dims(ctx, param, values) -> dict[str, int]:
     return dims
 
 
+def _parse_input_shapes(ctx, param, values) -> dict[str, tuple[int, ...]]:
+    """NAME:D1,D2,... (onnxsim's --overwrite-input-shape) or NAME:[D1,D2,...] (Polygraphy's
+    --input-shapes), several in one value (comma- or space-separated) or repeated; a name
+    may hold colons (the last one separates it). `x:` or `x:[]` is rank 0."""
+    shapes: dict[str, tuple[int, ...]] = {}
+    for text in values:
+        name, sizes = None, []
+        entries = []
+        for token in re.split(r"[\s,]+", text.strip()):
+            if ":" in token:
+                if name is not None:
+                    entries.append((name, sizes))
+                name, _, first = token.rpartition(":")
+                sizes = [first] if first.strip("[]") else []
+            elif name is not None and token.strip("[]"):
+                sizes.append(token)
+            elif name is None:
+                name = ""
+        if name is not None:
+            entries.append((name, sizes))
+        for name, sizes in entries:
+            digits = [s.strip("[]") for s in sizes]
+            try:
+                if not name or not all(d.isascii() and d.isdigit() for d in digits):
+                    raise ValueError
+                if name in shapes:
+                    raise InvalidModelError(f"--input-shapes {name}: given twice")
+                shapes[name] = tuple(
+                    check_number("--dim", int(d), f"--input-shapes {name}") for d in digits
+                )
+            except InvalidModelError as error:
+                raise click.BadParameter(str(error)) from None
+            except ValueError:
+                raise click.BadParameter(
+                    f"--input-shapes {text[:60]!r}: expected NAME:D1,D2,... (or NAME:[D1,D2,...]) "
+                    f"with each size {OPTIONS['--dim'].text}, e.g. input:1,3,224,224"
+                ) from None
+    return shapes
+
+
 _INPUT_OPTIONS = [
     click.option(
         "--seed",
@@ -245,7 +288,18 @@ _INPUT_OPTIONS = [
         multiple=True,
         callback=_parse_dims,
         metavar="NAME=SIZE",
-        help="Fix a symbolic dim's size in every trial. Repeatable.",
+        help="Fix a symbolic dim's size in every trial (an unnamed or -1 dim is "
+        "NAME[AXIS], e.g. x[0]=2). Repeatable.",
+    ),
+    click.option(
+        "--input-shapes",
+        "input_shapes",
+        multiple=True,
+        callback=_parse_input_shapes,
+        metavar="NAME:D1,D2,...",
+        help="Fix whole inputs' shapes in every trial, e.g. input:1,3,224,224 (also "
+        "input:[1,3,224,224]; several: a:1,3,b:2). Sizes must match the declared ones; "
+        "the free dims take them. Repeatable.",
     ),
     click.option(
         "--rtol",
@@ -317,6 +371,7 @@ _FLAGS = {
     "inputs": "--inputs",
     "ranges": "--range",
     "dims": "--dim",
+    "input_shapes": "--input-shapes",
     "rtol": "--rtol",
     "atol": "--atol",
     "timeout": "--timeout",

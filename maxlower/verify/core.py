@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import pathlib
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 import onnx
@@ -32,11 +32,19 @@ import onnx_ir as ir
 
 from maxlower.errors import InvalidModelError
 from maxlower.external import external_protos, inlined, ir_external_tensors, ir_read_all_in
-from maxlower.options import DEFAULT_TIMEOUT, check_options
+from maxlower.options import DEFAULT_TIMEOUT, check_input_shapes, check_options
 from maxlower.pipeline import load_proto
 from maxlower.serde import deserialize, serialize
+from maxlower.verify.accepts import accepts, skip_reason
 from maxlower.verify.compare import Comparison, compare, equal_elements, is_float
-from maxlower.verify.inputs import Trial, axes_inputs, generate_trials, input_specs, load_npz
+from maxlower.verify.inputs import (
+    Trial,
+    axes_inputs,
+    generate_trials,
+    input_specs,
+    load_npz,
+    shape_dims,
+)
 from maxlower.verify.models import check_verifiable
 from maxlower.verify.report import (
     DIFFERENT,
@@ -69,6 +77,7 @@ def verify(
     inputs: Mapping[str, np.ndarray] | str | os.PathLike[str] | None = None,
     ranges: Mapping[str, tuple[float, float]] | None = None,
     dims: Mapping[str, int] | None = None,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
     rtol: float = 0.0,
     atol: float = 0.0,
     strict: bool = False,
@@ -79,25 +88,42 @@ def verify(
     Models are `onnx.ModelProto`, `onnx_ir.Model` or paths. `trials` is the number of data
     trials (default: the whole built-in schedule, 7 plus one per symbolic dim); `inputs`
     fixes some inputs (a mapping or an .npz path), `ranges` draws an input from `[low,
-    high)`, `dims` fixes symbolic dim sizes. `rtol`/`atol` relax float comparisons;
-    `strict` makes NaN differences at ReduceMax/ArgMax fail. `timeout` is the budget in
-    seconds of one model on one trial: a trial that runs past it is skipped, and if every
-    trial is skipped the report is INCONCLUSIVE ("not verified"). Raises InvalidModelError
-    for unusable models or options (maxlower.options; exit code 2 on the command
-    line), and for inputs too large to generate (maxlower.verify.models.check_verifiable).
+    high)`, `dims` fixes symbolic dim sizes, `input_shapes` whole inputs' shapes
+    ({"x": (1, 3, 224, 224)}: the free dims among them take those sizes). Inputs none of
+    these fix are what the model accepts (maxlower.verify.accepts). `rtol`/`atol` relax
+    float comparisons; `strict` makes NaN differences at ReduceMax/ArgMax fail. `timeout`
+    is the budget in seconds of one model on one trial: a trial that runs past it is
+    skipped, and if every trial is skipped the report is INCONCLUSIVE ("not verified").
+    Raises InvalidModelError for unusable models or options (maxlower.options; exit code
+    2 on the command line), and for inputs too large to generate
+    (maxlower.verify.models.check_verifiable).
     (`maxlower.verify`, the library's door, also writes the HTML page with `report=`.)
     """
     options = dict(seed=seed, trials=trials, inputs=inputs, ranges=ranges, dims=dims)
+    options.update(input_shapes=input_shapes)
     options.update(rtol=rtol, atol=atol, strict=strict, timeout=timeout)
     return _verify(reference, candidate, **options)
 
 
 def _verify(
-    reference, candidate, *, seed, trials, inputs, ranges, dims, rtol, atol, strict, timeout
+    reference,
+    candidate,
+    *,
+    seed,
+    trials,
+    inputs,
+    ranges,
+    dims,
+    input_shapes,
+    rtol,
+    atol,
+    strict,
+    timeout,
 ) -> VerifyReport:
     ranges, dims = check_options(
         seed=seed, trials=trials, rtol=rtol, atol=atol, timeout=timeout, ranges=ranges, dims=dims
     )
+    input_shapes = check_input_shapes(input_shapes)
     reference_proto = as_proto(reference, "reference")
     candidate_proto = as_proto(candidate, "candidate")
     fixed = _load_inputs(inputs, reference_proto)
@@ -107,6 +133,7 @@ def _verify(
     # input or the caller gives it a range: then it is generated like the others
     overridden = {*axes, *(ranges or {})}
     specs = input_specs(reference_proto, fixed, overridden)  # refuses what it cannot make
+    dims = shape_dims([s for s in specs if s.name not in fixed], input_shapes, dims)
     check_verifiable(reference_proto, dims, set(fixed))
     for name in ranges or {}:
         if name not in {s.name for s in specs}:
@@ -129,8 +156,16 @@ def _verify(
                 " it ran in onnx.reference"
             )
     session = _Session(report, runners, reference_proto, candidate_proto, rtol, atol, timeout)
+    accepted = accepts(reference_ir, (d for s in specs for d in s.dims if isinstance(d, str)))
     for trial in generate_trials(
-        specs, seed=seed, trials=trials, fixed=fixed, ranges=ranges, dims=dims, axes=axes
+        specs,
+        seed=seed,
+        trials=trials,
+        fixed=fixed,
+        ranges=ranges,
+        dims=dims,
+        axes=axes,
+        accepted=accepted,
     ):
         session.run_trial(trial)
     session.finish()
@@ -161,9 +196,10 @@ class _Session:
             self._skip_timed_out(record, trial, "reference", expected.error)
             return
         if expected.outputs is None:
+            reason = skip_reason(expected.error, trial)  # names the flag that fixes it
             record.status = "skipped"
-            record.note = f"the reference model does not run on it: {expected.error}"
-            self.skipped.append((trial, expected.error))
+            record.note = f"the reference model does not run on it: {reason}"
+            self.skipped.append((trial, reason))
             return
         actual = cand_runner.run_on(trial.feeds)
         record.candidate_runner = actual.runner
@@ -376,7 +412,7 @@ class _Session:
             report.status = INCONCLUSIVE
             report.notes.append(
                 "no trial was compared, so nothing is verified: give inputs the reference "
-                "accepts with --inputs, --range or --dim"
+                "accepts with --inputs, --range, --dim or --input-shapes"
                 + (", or a longer --timeout" if self.timed_out else "")
             )
         elif any(o.status == "unspecified" for o in report.outputs):

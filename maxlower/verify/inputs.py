@@ -47,6 +47,7 @@ import onnx_ir as ir
 
 from maxlower.errors import InvalidModelError
 from maxlower.files import INPUTS_FILE_LIMIT, open_input
+from maxlower.verify.accepts import Accepted, graph_inputs_behind
 from passes.errors import concise
 from passes.extremum import FAMILIES
 from passes.graph_utils import infer_shapes
@@ -142,16 +143,19 @@ def input_specs(
                 f"input {value.name!r} has no declared shape (not even a rank); give its value "
                 "with --inputs"
             )
-        dims = tuple(
-            d.dim_value
-            if d.HasField("dim_value")
-            else d.dim_param
-            if d.dim_param
-            else f"{value.name}[{axis}]"  # an anonymous dim is its own dim
-            for axis, d in enumerate(tensor_type.shape.dim)
-        )
+        dims = tuple(_dim_key(value.name, axis, d) for axis, d in enumerate(tensor_type.shape.dim))
         specs.append(InputSpec(value.name, _numpy_dtype(value.name, tensor_type.elem_type), dims))
     return specs
+
+
+def _dim_key(name: str, axis: int, dim: onnx.TensorShapeProto.Dimension) -> int | str:
+    """A declared size, or the key of a free dim: its name, or for a dim with no name, or
+    a negative size (paddle2onnx writes -1 for "any"), `NAME[AXIS]`, a dim of its own."""
+    if dim.HasField("dim_value") and dim.dim_value >= 0:
+        return dim.dim_value
+    if dim.HasField("dim_param") and dim.dim_param:
+        return dim.dim_param
+    return f"{name}[{axis}]"
 
 
 def _numpy_dtype(name: str, elem_type: int) -> np.dtype:
@@ -172,40 +176,16 @@ def axes_inputs(model: ir.Model) -> dict[str, int | None]:
     that reaches some ReduceMax's or ReduceMin's `axes` input."""
     model = model.clone()
     infer_shapes(model)
-    graph_inputs = {id(v): v.name for v in model.graph.inputs}
-    calls: dict[tuple[str, str, str], list[ir.Node]] = {}
-    for node in ir.traversal.RecursiveGraphIterator(model.graph):
-        calls.setdefault(node.op_identifier(), []).append(node)
     found: dict[str, int | None] = {}
-
-    def trace(value: ir.Value | None, rank: int | None, seen: set[int]) -> None:
-        if value is None or id(value) in seen:
-            return
-        seen.add(id(value))
-        if id(value) in graph_inputs:
-            name = graph_inputs[id(value)]
-            known = [r for r in (found.get(name), rank) if r is not None]
-            found[name] = min(known) if known else None  # valid axes for every user
-            return
-        producer = value.producer()
-        if producer is not None:
-            if producer.domain == "" and producer.op_type in _AXES_PASS_THROUGH:
-                trace(producer.inputs[0], rank, seen)
-            return
-        for function in model.functions.values():
-            if value in function.inputs:
-                position = list(function.inputs).index(value)
-                for call in calls.get(function.identifier(), []):
-                    if position < len(call.inputs):
-                        trace(call.inputs[position], rank, seen)
-
     scopes = [model.graph, *(f for f in model.functions.values())]
     for scope in scopes:
         for node in ir.traversal.RecursiveGraphIterator(scope):
             if node.domain == "" and node.op_type in _FAMILY_REDUCTIONS and len(node.inputs) > 1:
                 data = node.inputs[0]
                 rank = len(data.shape) if data is not None and data.shape is not None else None
-                trace(node.inputs[1], rank, set())
+                for source in graph_inputs_behind(model, node.inputs[1], _AXES_PASS_THROUGH):
+                    known = [r for r in (found.get(source.name), rank) if r is not None]
+                    found[source.name] = min(known) if known else None  # valid for every user
     return found
 
 
@@ -259,10 +239,14 @@ def generate_trials(
     ranges: Mapping[str, tuple[float, float]] | None = None,
     dims: Mapping[str, int] | None = None,
     axes: Mapping[str, int | None] | None = None,
+    accepted: Accepted | None = None,
 ) -> Iterator[Trial]:
-    """The trials, one per axes variant of each data trial (see the module docstring)."""
+    """The trials, one per axes variant of each data trial (see the module docstring).
+    `accepted`: what the model accepts (maxlower.verify.accepts), which --range, --dim
+    and --inputs override."""
     fixed = dict(fixed or {})
     ranges = dict(ranges or {})
+    accepted = accepted or Accepted()
     bound = bind_dims(specs, fixed, dims or {})
     axes = {
         name: rank
@@ -271,7 +255,17 @@ def generate_trials(
     }
     axes_dims = {d for s in specs if s.name in axes for d in s.dims if isinstance(d, str)}
     other_dims = {d for s in specs if s.name not in axes for d in s.dims if isinstance(d, str)}
-    variable = [d for d in _ordered_dims(specs) if d not in bound and d in other_dims]
+    # a dim found equal to a bound one takes its size; else the size the graph needs
+    by_group = {}
+    for dim, size in bound.items():
+        by_group.setdefault(accepted.group(dim), size)
+    for dim in _ordered_dims(specs):
+        if dim not in bound and accepted.group(dim) in by_group:
+            bound[dim] = by_group[accepted.group(dim)]
+        elif dim not in bound and dim in accepted.sizes:
+            bound[dim] = accepted.sizes[dim]
+    free = [d for d in _ordered_dims(specs) if d not in bound and d in other_dims]
+    variable = list(dict.fromkeys(accepted.group(d) for d in free))
     generated = [s for s in specs if s.name not in fixed and s.name not in axes]
     if not generated and not axes:
         yield Trial(0, "given", {}, seed, {}, dict(fixed))
@@ -282,18 +276,28 @@ def generate_trials(
     count = max((len(v) for v in variants.values()), default=1)
     for index, (kind, strategy) in enumerate(schedule(variable, trials)):
         rng = np.random.default_rng([seed, index])
-        sizes = {**_sizes(strategy, variable, rng), **bound}
+        group_sizes = _sizes(strategy, variable, rng)
+        sizes = {**{d: group_sizes[accepted.group(d)] for d in free}, **bound}
         feeds = dict(fixed)
         for slot, spec in enumerate(generated):
             shape = tuple(d if isinstance(d, int) else sizes[d] for d in spec.dims)
+            value_range = ranges.get(spec.name)
+            controls = []
+            if value_range is None:
+                value_range = accepted.index_range(spec.name, sizes)
+                controls = _within_range(accepted.controls.get(spec.name, []), value_range)
+            if controls and math.prod(shape) == 1:  # a control input: each value in turn
+                feeds[spec.name] = np.full(shape, controls[index % len(controls)], spec.dtype)
+                continue
             feeds[spec.name] = values(
                 spec.dtype,
                 shape,
                 kind,
                 rng,
-                ranges.get(spec.name),
+                value_range,
                 slot,
                 placement_seed=(seed, index),
+                extra=controls,
             )
         shown = {d: sizes[d] for d in _ordered_dims(specs) if d in sizes and d not in axes_dims}
         for j in range(count):
@@ -310,6 +314,12 @@ def generate_trials(
             )
 
 
+def _within_range(controls: list, value_range: tuple[float, float] | None) -> list:
+    if value_range is None:
+        return list(controls)
+    return [c for c in controls if value_range[0] <= c < value_range[1]]
+
+
 def _ordered_dims(specs: list[InputSpec]) -> list[str]:
     return list(dict.fromkeys(d for s in specs for d in s.dims if isinstance(d, str)))
 
@@ -321,6 +331,40 @@ def _spec(specs: list[InputSpec], name: str) -> InputSpec:
 def _static_length(specs: list[InputSpec], name: str) -> int | None:
     dims = _spec(specs, name).dims
     return dims[0] if len(dims) == 1 and isinstance(dims[0], int) else None
+
+
+def shape_dims(
+    specs: list[InputSpec], shapes: Mapping[str, tuple[int, ...]], dims: Mapping[str, int]
+) -> dict[str, int]:
+    """`dims` with the free dims that --input-shapes NAME:D1,D2,... sizes; InvalidModelError
+    for an input the model does not have, a wrong rank, a size where the model declares
+    another, or a dim given two sizes."""
+    known = {s.name: s for s in specs}
+    merged = dict(dims)
+    for name, shape in shapes.items():
+        shown = f"--input-shapes {name}:{','.join(map(str, shape))}"
+        if name not in known:
+            raise InvalidModelError(
+                f"{shown}: the model has no generated input of that name (inputs: "
+                f"{', '.join(known) or 'none'})"
+            )
+        declared = known[name].dims
+        if len(shape) != len(declared):
+            raise InvalidModelError(
+                f"{shown}: rank {len(shape)}, but the model declares rank {len(declared)} "
+                f"([{','.join(map(str, declared))}])"
+            )
+        for axis, (dim, size) in enumerate(zip(declared, shape)):
+            if isinstance(dim, int) and dim != size:
+                raise InvalidModelError(
+                    f"{shown}: size {size} on axis {axis}, where the model declares {dim}"
+                )
+            if isinstance(dim, str) and merged.setdefault(dim, size) != size:
+                raise InvalidModelError(
+                    f"{shown}: dim {dim!r} is {merged[dim]} (from --dim or another input) "
+                    f"but {size} here"
+                )
+    return merged
 
 
 def bind_dims(
@@ -469,6 +513,7 @@ def values(
     value_range: tuple[float, float] | None = None,
     slot: int = 0,
     placement_seed: tuple[int, ...] = (0,),
+    extra: list | None = None,
 ) -> np.ndarray:
     """One input's values of the given kind (see the module docstring).
 
@@ -476,26 +521,29 @@ def values(
     permutation of the positions fixed by `placement_seed` and the size, shifted by `slot`
     (the input's number): inputs of one size and one trial meet each leading value with a
     different one at the same position (NaN in `a` against a number in `b`, and the other
-    way round), whatever the random filling does.
+    way round), whatever the random filling does. `extra` values (the constants the
+    model compares the input with) lead in the ties and specials kinds.
     """
     size = int(np.prod(shape, dtype=np.int64))
     placement = np.random.default_rng([*placement_seed, size])
     pools = _pools(dtype, value_range, rng)
     if dtype == np.bool_:
         p_true = 0.2 if kind == "specials" else 0.5
-        return rng.random(shape) < p_true
+        return np.asarray(rng.random(shape) < p_true)  # (rank 0: an array, not np.bool_)
     if kind == "random":
         flat = pools.random(size)
     else:
         ties = pools.ties
         leading = {"ties": [], "specials": pools.specials, "pow2": pools.pow2}[kind]
+        if extra and kind in ("ties", "specials"):
+            leading = np.concatenate([np.array(extra, dtype=dtype), leading]).astype(dtype)
         pool = np.concatenate([leading, ties]).astype(dtype) if len(leading) else ties
         flat = pool[rng.integers(0, len(pool), size)]
         placed = min(size, len(leading))
         if placed:
             positions = np.roll(placement.permutation(size), -slot)
             flat[positions[:placed]] = leading[:placed]
-    return flat.astype(dtype).reshape(shape)
+    return np.asarray(flat.astype(dtype).reshape(shape))
 
 
 @dataclasses.dataclass
@@ -511,7 +559,8 @@ def _pools(dtype: np.dtype, value_range, rng: np.random.Generator) -> _Pools:
         info = np.iinfo(dtype)
         low, high = (info.min, info.max) if value_range is None else _int_range(value_range, info)
         base = [-2, -1, 0, 1, 2] if low < 0 else [0, 1, 2, 3]
-        specials = [info.min, info.max, 0, -1, 1, info.min + 1, info.max - 1]
+        # the extremes of the range the input takes (the dtype's, or an index's bounds)
+        specials = [low, high, 0, -1, 1, low + 1, high - 1]
         # The edges of exact casts first (small inputs hold only the first few), and the
         # neighbours of one power side by side: with the placement below, input i + 1 meets
         # input i's value at the same position, so 2^53 + 1 meets 2^53, which float64

@@ -90,7 +90,9 @@ def check_verifiable(
         if value.name in given or value.shape is None or value.dtype is None:
             continue  # the verifier refuses these itself, or they are given
         sizes = [
-            d if isinstance(d, int) else dims.get(d.value, _LARGEST_SYMBOLIC_SIZE)
+            d
+            if isinstance(d, int) and d >= 0
+            else dims.get(getattr(d, "value", None), _LARGEST_SYMBOLIC_SIZE)  # (-1: free)
             for d in value.shape
         ]
         nbytes = math.prod(sizes) * value.dtype.itemsize
