@@ -202,7 +202,8 @@ class VerifyReport:
             head = (
                 "EQUIVALENT: no difference"
                 if compared
-                else "EQUIVALENT: no difference in dtypes and shapes; no elements compared"
+                else "EQUIVALENT: no difference in dtypes and shapes; no elements compared "
+                "(every output is empty by its declared shape)"
             )
         elif self.status == EQUIVALENT_EXCEPT_NAN:
             head = (
@@ -227,6 +228,11 @@ class VerifyReport:
                 head = "NOT EQUIVALENT past the ulps bound: " + head
         elif self.status == DIFFERENT:
             head = "DIFFERENT: a difference was found"
+        elif self.runs:
+            head = (
+                "NOT VERIFIED (INCONCLUSIVE): no elements compared (every output was empty "
+                "in every trial that ran)"
+            )
         else:
             head = "NOT VERIFIED (INCONCLUSIVE): every trial was skipped"
         if self.reference_only:
