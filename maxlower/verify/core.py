@@ -233,12 +233,25 @@ class _Session:
                     output.first_unspecified = _mismatch(trial, comparison)
             else:
                 self._add_real(output, trial, comparison)
+        if not unspecified:
+            self._note_roots(divergence)
         if divergence:
             attribute = "unspecified_divergence" if unspecified else "divergence"
             # A real difference is shown at its first real root, not at a NaN one before it.
             shown = next((d for d in divergence if not d.unspecified), divergence[0])
             if getattr(self.report, attribute) is None:
                 setattr(self.report, attribute, shown)
+
+    def _note_roots(self, divergence: list[Divergence] | None) -> None:
+        """Which nodes the differences of one run start at (maxlower.verify.expanded reads
+        them: a difference that starts only at an expanded function's float output)."""
+        real = [d for d in divergence or [] if not d.unspecified]
+        if not real:
+            self.report.untraced_runs += 1
+        for d in real:
+            root = {"op": d.reference_op, "float": d.kind == "values" and _is_float_value(d)}
+            if root not in self.report.roots:
+                self.report.roots.append(root)
 
     def _skip_trapped(self, record: TrialResult, trial: Trial, error: str) -> None:
         """onnxruntime's process died on the reference (int32 INT_MIN / -1 traps): the
@@ -708,6 +721,10 @@ def _mismatch(trial: Trial, comparison: Comparison, message: str | None = None) 
         actual=comparison.actual,
         message=message,
     )
+
+
+def _is_float_value(divergence: Divergence) -> bool:
+    return isinstance(divergence.expected, float) and isinstance(divergence.actual, float)
 
 
 def _is_nan(value) -> bool:
