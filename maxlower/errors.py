@@ -6,6 +6,7 @@ EXIT_CODES table); the library raises them as they are.
 
     InvalidModelError    the input (model, option, path, profile) is unusable: exit 2
       ProfileError       a profile that does not exist or does not follow the schema
+      KernelTrapped      onnxruntime's process died (SIGFPE) on the values of --inputs
     ConversionError      a node has no exact form (passes.errors): exit 3
     ProofFailed          `--prove` / `prove=`: some site was not proved
       CounterexampleFound  a site differs on some input: exit 1
@@ -31,6 +32,13 @@ CHECKER_ERRORS = (onnx.checker.ValidationError, onnx.shape_inference.InferenceEr
 
 class InvalidModelError(ValueError):
     """The input is not a model maxlower can work on (exit code 2 on the command line)."""
+
+
+class KernelTrapped(InvalidModelError):
+    """onnxruntime's process died of a signal running the reference model on the values
+    given with --inputs (`inputs=`): int32 Div of INT_MIN by -1 raises SIGFPE, a result
+    ONNX does not define. The message names the node and the values; exit code 2, as for
+    other inputs the model cannot run on. (Generated trials that trap are skipped.)"""
 
 
 class ProfileError(InvalidModelError):
@@ -93,6 +101,7 @@ __all__ = [
     "CounterexampleFound",
     "Interrupted",
     "InvalidModelError",
+    "KernelTrapped",
     "OpsetOutOfRange",
     "ProfileError",
     "ProofFailed",

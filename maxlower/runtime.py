@@ -23,18 +23,22 @@ THREADS = 1
 
 
 def onnxruntime_session(
-    model: onnx.ModelProto | str | os.PathLike, *, optimized: bool = False
+    model: onnx.ModelProto | bytes | str | os.PathLike, *, optimized: bool = False
 ) -> ort.InferenceSession:
-    """A session for `model` (a ModelProto, or a path, which keeps external data where it
-    lies), run as the module docstring says; `optimized` turns onnxruntime's default graph
-    optimisations on (for latency measurements, which should see what users get)."""
+    """A session for `model` (a ModelProto or its bytes, or a path, which keeps external
+    data where it lies), run as the module docstring says; `optimized` turns onnxruntime's
+    default graph optimisations on (for latency measurements, which should see what users
+    get)."""
     options = ort.SessionOptions()
     if not optimized:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     options.intra_op_num_threads = THREADS
     options.inter_op_num_threads = THREADS
     options.log_severity_level = 4
-    source = model.SerializeToString() if isinstance(model, onnx.ModelProto) else str(model)
+    if isinstance(model, onnx.ModelProto):
+        source = model.SerializeToString()
+    else:
+        source = model if isinstance(model, bytes) else str(model)
     return ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
 
 

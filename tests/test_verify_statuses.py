@@ -117,6 +117,47 @@ def test_an_output_with_no_element_compared_is_not_called_identical(tmp_path):
     assert "no elements compared" in page and "✓ equal" not in page
 
 
+BATCHED = (
+    '<ir_version: 8, opset_import: ["" : 13]>\nm (float[n, 3] x) => (float[n, 3] y) { y = Relu(x) }'
+)
+
+
+def test_no_element_compared_in_any_run_is_not_verified(tmp_path):
+    """Every trial that ran had the batch dim at 0: dtypes and shapes matched, but no value
+    was compared, so nothing is claimed (exit 2, nothing written), and the flags that
+    would fix it are named."""
+    model = onnx.parser.parse_model(BATCHED)
+    report = maxlower.verify(model, model, dims={"n": 0})
+    assert report.runs > 0 and report.status == "inconclusive" and not report.ok
+    assert report.headline().startswith("NOT VERIFIED (INCONCLUSIVE): no elements compared")
+    assert any("--dim" in note for note in report.notes)
+    out, exit_code, data, _ = verify_cli(tmp_path, model, model, "--dim", "n=0")
+    assert exit_code == 2, out
+    assert ": NOT VERIFIED (INCONCLUSIVE): no elements compared" in out.splitlines()[0]
+    assert data["status"] == "inconclusive" and data["ok"] is False
+    onnx.save(model, tmp_path / "m.onnx")
+    written = tmp_path / "out.onnx"
+    result = CliRunner().invoke(
+        cli,
+        [
+            "convert",
+            str(tmp_path / "m.onnx"),
+            "--opset",
+            "14",
+            "--verify",
+            "--dim",
+            "n=0",
+            "-o",
+            str(written),
+        ],
+    )
+    assert result.exit_code == 2, result.output
+    assert not written.exists()
+    assert "--dim" in result.output
+    # the same model with a size that is not 0 is verified
+    assert maxlower.verify(model, model, dims={"n": 2}).status == EQUIVALENT
+
+
 def test_an_output_with_elements_is_identical():
     """(The check above could fail: a compared output says identical.)"""
     report = maxlower.verify(parse(REDUCE), parse(REDUCE))

@@ -162,10 +162,15 @@ def _failure(report: VerifyReport) -> str:
     if report.status == DIFFERENT:
         return "found a difference"
     if report.status == EQUIVALENT_EXCEPT_EXPANDED:
-        return (
-            "found the original's kernel differing from an expanded function's body "
-            "(--strict, --expanded-ulps, or integers that differ)"
+        rounding = report.expanded
+        why = (
+            "integers that differ, not by rounding"
+            if rounding.integers_differ
+            else "--strict"
+            if report.strict
+            else f"past --expanded-ulps {rounding.max_ulps_bound}"
         )
+        return f"found the original's kernel differing from an expanded function's body ({why})"
     if report.status == EQUIVALENT_EXCEPT_NAN:
         return "found a difference where ONNX leaves NaN unspecified (--strict)"
     return "was inconclusive"

@@ -30,7 +30,7 @@ import numpy as np
 import onnx
 import onnx_ir as ir
 
-from maxlower.errors import InvalidModelError
+from maxlower.errors import InvalidModelError, KernelTrapped
 from maxlower.external import external_protos, inlined, ir_external_tensors, ir_read_all_in
 from maxlower.options import DEFAULT_TIMEOUT, check_input_shapes, check_options
 from maxlower.pipeline import load_proto
@@ -51,14 +51,16 @@ from maxlower.verify.report import (
     EQUIVALENT,
     EQUIVALENT_EXCEPT_NAN,
     INCONCLUSIVE,
+    NAME_CHARS,
     NOT_COMPARED,
     Divergence,
     Mismatch,
     OutputResult,
     TrialResult,
     VerifyReport,
+    short,
 )
-from maxlower.verify.runner import ExposedRunner, ModelRunner
+from maxlower.verify.runner import ONNXRUNTIME, REFERENCE, ExposedRunner, ModelRunner
 from passes.extremum import FAMILIES
 from passes.graph_utils import node_label, subgraph_place
 
@@ -153,9 +155,10 @@ def _verify(
         if runner.load_error:
             report.notes.append(
                 f"onnxruntime cannot load the {side} model ({runner.load_error});"
-                " it ran in onnx.reference"
+                " both models ran in onnx.reference"
             )
     session = _Session(report, runners, reference_proto, candidate_proto, rtol, atol, timeout)
+    session.fixed = set(fixed)
     accepted = accepts(reference_ir, (d for s in specs for d in s.dims if isinstance(d, str)))
     for trial in generate_trials(
         specs,
@@ -186,14 +189,21 @@ class _Session:
         self._branches: dict[tuple, list | None] = {}  # If branches run on their own
         self.skipped: list[tuple[Trial, str]] = []
         self.timed_out: list[tuple[Trial, str]] = []
+        self.unpaired: list[tuple[Trial, str]] = []  # no runtime ran both sides
+        self.trapped: list[tuple[Trial, str]] = []  # onnxruntime died on the reference
+        self.fixed: set[str] = set()  # the inputs given with --inputs
 
     def run_trial(self, trial: Trial) -> None:
         ref_runner, cand_runner = self.runners
-        expected = ref_runner.run_on(trial.feeds)
+        # (a candidate onnxruntime cannot load runs in onnx.reference: so does the reference)
+        expected = ref_runner.run_on(trial.feeds, REFERENCE if cand_runner.load_error else None)
         record = TrialResult(trial.index, trial.label, "equal", expected.runner)
         self.report.trials.append(record)
         if expected.timed_out:
             self._skip_timed_out(record, trial, "reference", expected.error)
+            return
+        if expected.trapped:
+            self._skip_trapped(record, trial, expected.error)
             return
         if expected.outputs is None:
             reason = skip_reason(expected.error, trial)  # names the flag that fixes it
@@ -201,11 +211,32 @@ class _Session:
             record.note = f"the reference model does not run on it: {reason}"
             self.skipped.append((trial, reason))
             return
-        actual = cand_runner.run_on(trial.feeds)
+        # both sides of a trial run in one runtime: onnxruntime and onnx.reference may round
+        # a float op (a Conv's sums) differently, which is no difference between the models
+        actual = cand_runner.run_on(trial.feeds, expected.runner)
         record.candidate_runner = actual.runner
         if actual.timed_out:
             self._skip_timed_out(record, trial, "candidate", actual.error)
             return
+        if actual.runner == REFERENCE and expected.runner == ONNXRUNTIME:
+            # onnxruntime failed on the candidate only: the reference runs there too
+            expected = ref_runner.run_on(trial.feeds, REFERENCE)
+            record.reference_runner = expected.runner
+            if expected.timed_out:
+                self._skip_timed_out(record, trial, "reference", expected.error)
+                return
+            if expected.outputs is None:
+                record.status = "skipped"
+                record.note = (
+                    "onnxruntime fails on the candidate and onnx.reference on the reference, "
+                    f"so the two cannot run in one runtime: {expected.error}"
+                )
+                self.unpaired.append((trial, record.note))
+                return
+        if actual.trapped:  # the reference ran: the candidate crashing is a difference
+            actual.error += " running the candidate: " + _trap_site(
+                self.protos[1], trial.feeds, self.timeout
+            )
         if actual.outputs is None:
             record.status = "different"
             record.note = actual.error
@@ -238,12 +269,42 @@ class _Session:
                     output.first_unspecified = _mismatch(trial, comparison)
             else:
                 self._add_real(output, trial, comparison)
+        if not unspecified:
+            self._note_roots(divergence)
         if divergence:
             attribute = "unspecified_divergence" if unspecified else "divergence"
             # A real difference is shown at its first real root, not at a NaN one before it.
             shown = next((d for d in divergence if not d.unspecified), divergence[0])
             if getattr(self.report, attribute) is None:
                 setattr(self.report, attribute, shown)
+
+    def _note_roots(self, divergence: list[Divergence] | None) -> None:
+        """Which nodes the differences of one run start at (maxlower.verify.expanded reads
+        them: a difference that starts only at an expanded function's float output)."""
+        real = [d for d in divergence or [] if not d.unspecified]
+        if not real:
+            self.report.untraced_runs += 1
+        for d in real:
+            root = {"op": d.reference_op, "float": d.kind == "values" and _is_float_value(d)}
+            if root not in self.report.roots:
+                self.report.roots.append(root)
+
+    def _skip_trapped(self, record: TrialResult, trial: Trial, error: str) -> None:
+        """onnxruntime's process died on the reference (int32 INT_MIN / -1 traps): the
+        model's result is not defined there. On a trial made only of the values of
+        --inputs, the caller asked for exactly that: an error naming the node; on a
+        generated one, the trial is skipped (the generator must not be what fails)."""
+        site = _trap_site(self.protos[0], trial.feeds, self.timeout)
+        if trial.feeds and set(trial.feeds) <= self.fixed:
+            given = ", ".join(repr(name) for name in trial.feeds)
+            raise KernelTrapped(
+                f"{error} running the reference model on the values of --inputs "
+                f"({short(given, 2 * NAME_CHARS)}): {site}; ONNX does not define that "
+                "result: give inputs that avoid it"
+            )
+        record.status = "skipped"
+        record.note = f"{error} running the reference model: {site}"
+        self.trapped.append((trial, record.note))
 
     def _skip_timed_out(self, record: TrialResult, trial: Trial, side: str, error: str) -> None:
         """A run past --timeout tells nothing either way: the trial is skipped."""
@@ -392,8 +453,21 @@ class _Session:
             if runner.run_error:
                 report.notes.append(
                     f"onnxruntime failed on some trials of the {side} model (first: "
-                    f"{runner.run_error}); those ran in onnx.reference"
+                    f"{runner.run_error}); both models ran those trials in onnx.reference"
                 )
+        if self.trapped:
+            trial, note = self.trapped[0]
+            report.notes.append(
+                f"{len(self.trapped)} run(s) skipped because onnxruntime's process died "
+                f"running the reference on them (a result ONNX does not define); first: "
+                f"{trial.label}: {note}"
+            )
+        if self.unpaired:
+            trial, note = self.unpaired[0]
+            report.notes.append(
+                f"{len(self.unpaired)} run(s) skipped because no runtime runs both models on "
+                f"them; first: {trial.label}: {note}"
+            )
         if self.skipped:
             trial, error = self.skipped[0]
             report.notes.append(
@@ -414,6 +488,15 @@ class _Session:
                 "no trial was compared, so nothing is verified: give inputs the reference "
                 "accepts with --inputs, --range, --dim or --input-shapes"
                 + (", or a longer --timeout" if self.timed_out else "")
+            )
+        elif not any(o.elements for o in report.outputs) and not _declared_empty(self.protos[0]):
+            # dtypes and shapes matched, but no element of any output was compared: the
+            # trials that ran were all empty (a dim at 0), so no value was checked
+            report.status = INCONCLUSIVE
+            report.notes.append(
+                "no element of any output was compared (every trial that ran gave empty "
+                "outputs), so no value is verified: give sizes that are not 0 with --dim, "
+                "or inputs with --inputs or --range"
             )
         elif any(o.status == "unspecified" for o in report.outputs):
             report.status = EQUIVALENT_EXCEPT_NAN  # (ok unless strict: VerifyReport.ok)
@@ -464,6 +547,71 @@ def _divergence(
         unspecified=unspecified,
         where=where,
     )
+
+
+def _trap_site(model: onnx.ModelProto, feeds: dict, timeout: float) -> str:
+    """The integer Div or Mod node of the main graph (functions inlined) whose operands, as
+    onnx.reference computes them on `feeds`, hold INT_MIN over -1 or a 0 divisor: the
+    kernels that trap. Else the integer divisions the model has, if any."""
+    divisions = [
+        n for n in _all_nodes(model) if n.domain in ("", "ai.onnx") and n.op_type in ("Div", "Mod")
+    ]
+    try:
+        exposed = ExposedRunner(model, timeout)
+        values = exposed.values(REFERENCE, feeds) or {}
+    except Exception:  # (onnx.reference cannot run it either: name the candidates only)
+        exposed, values = None, {}
+    for node in exposed.nodes if exposed is not None else []:
+        if node.domain not in ("", "ai.onnx") or node.op_type not in ("Div", "Mod"):
+            continue
+        a, b = (values.get(name) for name in node.input[:2])
+        if a is None or b is None or np.asarray(a).dtype.kind not in "iu":
+            continue
+        a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+        overflow = (a == np.iinfo(a.dtype).min) & (b == -1) if a.dtype.kind == "i" else b != b
+        for bad, what in ((overflow, f"which overflows {a.dtype}"), (b == 0, "a division by 0")):
+            if bad.any():
+                index = tuple(int(i) for i in np.unravel_index(np.flatnonzero(bad)[0], a.shape))
+                return (
+                    f"{node.op_type} node {short(repr(node_label(node)))} (inputs "
+                    f"{short(repr(node.input[0]))}, {short(repr(node.input[1]))}) divides "
+                    f"{a[index]} by {b[index]} at index {index}, {what}"
+                )
+    integer = [short(repr(node_label(n))) for n in divisions[:3]]
+    if not integer:
+        return "no Div or Mod node was found to blame"
+    more = f" and {len(divisions) - 3} more" if len(divisions) > 3 else ""
+    return f"likely an integer Div or Mod node: {', '.join(integer)}{more}"
+
+
+def _all_nodes(model: onnx.ModelProto):
+    """Every node of the model: its graph, subgraphs and local functions."""
+
+    def walk(nodes):
+        for node in nodes:
+            yield node
+            for attribute in node.attribute:
+                for graph in [attribute.g] if attribute.HasField("g") else attribute.graphs:
+                    yield from walk(graph.node)
+
+    yield from walk(model.graph.node)
+    for function in model.functions:
+        yield from walk(function.node)
+
+
+def _declared_empty(model: onnx.ModelProto) -> bool:
+    """Whether every output of the model is empty by its declared shape (a dim that is 0):
+    then no input gives an element to compare, and matching dtypes and shapes are all
+    there is to check."""
+    for output in model.graph.output:
+        if output.type.WhichOneof("value") != "tensor_type":
+            return False
+        shape = output.type.tensor_type
+        if not shape.HasField("shape"):
+            return False
+        if not any(d.HasField("dim_value") and d.dim_value == 0 for d in shape.shape.dim):
+            return False
+    return bool(model.graph.output)
 
 
 def _small_initializers(graph: onnx.GraphProto, limit: int = 64) -> dict[str, np.ndarray]:
@@ -609,6 +757,10 @@ def _mismatch(trial: Trial, comparison: Comparison, message: str | None = None) 
         actual=comparison.actual,
         message=message,
     )
+
+
+def _is_float_value(divergence: Divergence) -> bool:
+    return isinstance(divergence.expected, float) and isinstance(divergence.actual, float)
 
 
 def _is_nan(value) -> bool:

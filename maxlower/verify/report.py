@@ -180,6 +180,11 @@ class VerifyReport:
     divergence: Divergence | None = None
     unspecified_divergence: Divergence | None = None
     expanded: Any = None  # maxlower.verify.expanded.ExpandedRounding, with that status
+    # every distinct first differing node over the runs with a real difference, as
+    # {"op", "float"} (whether the value it gives is a float); and the runs where the
+    # difference could not be traced to such a node
+    roots: list[dict] = dataclasses.field(default_factory=list)
+    untraced_runs: int = 0
 
     @property
     def ok(self) -> bool:
@@ -202,7 +207,8 @@ class VerifyReport:
             head = (
                 "EQUIVALENT: no difference"
                 if compared
-                else "EQUIVALENT: no difference in dtypes and shapes; no elements compared"
+                else "EQUIVALENT: no difference in dtypes and shapes; no elements compared "
+                "(every output is empty by its declared shape)"
             )
         elif self.status == EQUIVALENT_EXCEPT_NAN:
             head = (
@@ -213,20 +219,14 @@ class VerifyReport:
                 "only where NaN reaches ReduceMax/ArgMax/ReduceMin/ArgMin"
             )
         elif self.status == EQUIVALENT_EXCEPT_EXPANDED:
-            ops = ", ".join(self.expanded.ops)
-            head = (
-                f"ROUNDING OF AN EXPANDED FUNCTION ({ops}): bit-exact to the ONNX function "
-                f"bodies; the original's kernels differ from them by at most "
-                f"{self.expanded.max_ulps} ulps"
-            )
-            if self.expanded.special:
-                head += f" and on {self.expanded.special} NaN or ±inf elements"
-            if self.strict:
-                head = "NOT EQUIVALENT under --strict: " + head
-            elif not self.expanded.within_bound:
-                head = "NOT EQUIVALENT past the ulps bound: " + head
+            head = self.expanded.headline(self.strict)
         elif self.status == DIFFERENT:
             head = "DIFFERENT: a difference was found"
+        elif self.runs:
+            head = (
+                "NOT VERIFIED (INCONCLUSIVE): no elements compared (every output was empty "
+                "in every trial that ran)"
+            )
         else:
             head = "NOT VERIFIED (INCONCLUSIVE): every trial was skipped"
         if self.reference_only:
