@@ -402,6 +402,7 @@ CONCURRENT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # many writers racing in subprocesses: the default tier's 3 minutes
 def test_two_writers_of_one_output_never_mix_a_pair(tmp_path: pathlib.Path):
     """A renames its data file into place and pauses before its model; B, writing the same
     OUT, must wait for A's model before renaming its own pair (else OUT would be A's model

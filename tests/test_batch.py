@@ -138,6 +138,7 @@ def test_a_timeout_stops_one_model_and_the_others_go_on(folder, tmp_path):
     assert "timeout" in statuses
 
 
+@pytest.mark.slow  # several batches in subprocesses: the default tier's 3 minutes
 def test_a_memory_budget_stops_a_model(folder, tmp_path):
     lines = tmp_path / "m.jsonl"
     model = folder / "reduce_max.onnx"
@@ -196,6 +197,7 @@ def test_index_page_links_each_report_and_escapes_names(folder, tmp_path):
     assert page.count("<tr class=") == 6
 
 
+@pytest.mark.slow  # several batches in subprocesses: the default tier's 3 minutes
 def test_glob_and_lower(folder, tmp_path):
     out = tmp_path / "out"
     done = run_module("lower", str(folder / "*.onnx"), "--profile", "primitives", "-o", out)
@@ -223,6 +225,7 @@ def test_batch_refusals(folder, tmp_path, extra, message):
     assert done.returncode == 2 and message in done.stderr, done.stderr
 
 
+@pytest.mark.slow  # several batches in subprocesses: the default tier's 3 minutes
 def test_two_models_for_one_output_are_refused_before_any_work(folder, tmp_path):
     other = tmp_path / "other"
     other.mkdir()
@@ -288,6 +291,7 @@ def test_a_local_dask_cluster_gives_the_same_results(folder, tmp_path):
     assert local_records == remote_records
 
 
+@pytest.mark.slow  # several batches in subprocesses: the default tier's 3 minutes
 def test_check_takes_a_folder(folder, tmp_path):
     lines = tmp_path / "c.jsonl"
     done = run_module("check", folder, "--profile", "qnn-htp", "--strict", "--json", lines)
@@ -305,6 +309,7 @@ def test_check_takes_a_folder(folder, tmp_path):
 # --- what the red team found (each a class, each refused or handled) ---------------------
 
 
+@pytest.mark.slow  # several batches in subprocesses: the default tier's 3 minutes
 def test_json_and_index_never_replace_what_the_batch_reads_or_writes(folder, tmp_path):
     external = tmp_path / "ext"
     external.mkdir()
@@ -350,6 +355,7 @@ def test_json_and_index_never_replace_what_the_batch_reads_or_writes(folder, tmp
     assert profile.read_text() == (ROOT / "maxlower" / "profiles" / "primitives.toml").read_text()
 
 
+@pytest.mark.slow  # several batches in subprocesses: the default tier's 3 minutes
 def test_the_record_is_never_written_through_a_symlink_or_a_fifo(folder, tmp_path):
     precious = tmp_path / "precious.txt"
     precious.write_text("keep")
@@ -366,6 +372,7 @@ def test_the_record_is_never_written_through_a_symlink_or_a_fifo(folder, tmp_pat
     assert precious.read_text() == "keep"
 
 
+@pytest.mark.slow  # several batches in subprocesses: the default tier's 3 minutes
 def test_resume_redoes_a_model_whose_inputs_or_outputs_changed(tmp_path):
     models = tmp_path / "models"
     models.mkdir()
@@ -452,6 +459,7 @@ def test_a_model_stopped_past_its_budget_leaves_no_temporary_file(slow_command, 
     assert not (tmp_path / ".out.onnx.abcd1234").exists()
 
 
+@pytest.mark.slow  # several batches in subprocesses: the default tier's 3 minutes
 def test_fifos_odd_names_symlinks_and_out_around_in(folder, tmp_path):
     fifo = tmp_path / "fifo.onnx"
     os.mkfifo(fifo)
@@ -496,6 +504,7 @@ def test_a_budget_with_one_model_makes_it_a_batch(folder, tmp_path):
     assert done.returncode == EXIT_BUDGET, done.stderr
 
 
+@pytest.mark.slow  # several batches in subprocesses: the default tier's 3 minutes
 def test_cluster_address_refusals(folder, tmp_path):
     pytest.importorskip("distributed")
     done = run_module("convert", folder, "--opset", "13", "-o", tmp_path / "o", "--cluster", " ")

@@ -122,6 +122,7 @@ def corpus(tmp_path_factory):
     return _cases(tmp_path_factory.mktemp("sparse"))
 
 
+@pytest.mark.slow  # a corpus of whole models both ways: the default tier's 3 minutes
 def test_the_sparse_path_writes_what_the_full_path_writes(corpus):
     compared = declined = 0
     differences = []
@@ -314,6 +315,7 @@ def test_rewrites_of_copies_and_of_replaced_nodes_keep_graph_order(tmp_path):
     assert full == sparse
 
 
+@pytest.mark.slow  # a corpus of whole models both ways: the default tier's 3 minutes
 def test_a_conversion_that_changes_no_node_is_valid_without_a_second_check(corpus):
     """maxlower.pipeline skips the result's full check when the sparse path sent no node
     through onnx_ir (only the opset import and IR version change): every such result must
