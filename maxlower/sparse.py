@@ -218,8 +218,9 @@ class _SmallConversion:
         self, nodes: list[onnx.NodeProto], alike: dict[int, list[int]]
     ) -> tuple[dict[int, tuple[onnx.NodeProto, list[_Step]]], set[int]] | None:
         """({index: (converted node, its report entries)} for the nodes that copy the first
-        of their group, {first index of each group whose first node's conversion cannot be
-        copied}), or None if no copy can be made (a result every group may depend on)."""
+        of their group, set()); or ({}, {first index of each group whose first node's
+        conversion cannot be copied}); or None if no copy can be made (a result every group
+        may depend on)."""
         now = self.model.graph.initializers
         if any(name in now and now[name].const_value is not t for name, t in self.initial.items()):
             return None  # an initializer replaced: copies might have to follow
@@ -237,22 +238,33 @@ class _SmallConversion:
             old = self.typed_before.get(value.name)
             return old is not None and old == (value, value.type, value.shape)
 
-        copies, uncopied = {}, set()
-        for first, others in alike.items():
+        templates, uncopied = {}, set()
+        for first in alike:
             k = position[first]
-            node = self.originals[k]
             template = Template.of(
-                nodes[first], node, self.groups[k], new_initializers, unchanged, droppable
+                nodes[first],
+                self.originals[k],
+                self.groups[k],
+                new_initializers,
+                unchanged,
+                droppable,
             )
             if template is None:
                 uncopied.add(first)
-                continue
-            label = node_label(node)
-            steps = [r for r in [*self.rewrites, *self.conversions] if r.node == label]
+            else:
+                templates[first] = template
+        if uncopied:  # (the caller converts again: copies made now would be thrown away)
+            return {}, uncopied
+        steps_of: dict[str, list[_Step]] = {}
+        for step in [*self.rewrites, *self.conversions]:
+            steps_of.setdefault(step.node, []).append(step)
+        copies = {}
+        for first, others in alike.items():
+            template = templates[first]
+            steps = steps_of.get(node_label(self.originals[position[first]]), [])
             for i in others:
                 other = template.apply(nodes[i])
-                label = node_label(other)
-                copies[i] = (other, [dataclasses.replace(r, node=label) for r in steps])
+                copies[i] = (other, [dataclasses.replace(r, node=node_label(other)) for r in steps])
         return copies, uncopied
 
     def splice(
