@@ -113,19 +113,28 @@ def _convert_changing(
     expand_functions: bool,
 ) -> SparseConversion | None:
     # Nodes that convert alike: the first of each group goes through onnx_ir, the others
-    # copy its result (maxlower.replay), unless some group's result cannot be copied.
+    # copy its result (maxlower.replay). A group whose first result cannot be copied (a
+    # node replaced by several, Softmax 11 -> 13) goes through onnx_ir node by node in a
+    # second small model, where the other groups are still copied; if copying fails there
+    # too, or for a reason no group can help, every node goes through onnx_ir.
     graph = proto.graph
     alike = signature_groups(graph, nodes, sorted(changing)) if len(changing) > 1 else {}
-    if alike:
+    for _ in range(2):
+        if not alike:
+            break
         followers = {i for others in alike.values() for i in others}
         small = _SmallConversion.convert_in_small_model(
             proto, nodes, changing - followers, opset, base_dir, expand_functions
         )
         if small is None:
             return None
-        copies = small.copies(nodes, alike)
-        if copies is not None:
+        found = small.copies(nodes, alike)
+        if found is None:
+            break
+        copies, uncopied = found
+        if not uncopied:
             return small.splice(proto, nodes, copies)
+        alike = {first: others for first, others in alike.items() if first not in uncopied}
     small = _SmallConversion.convert_in_small_model(
         proto, nodes, changing, opset, base_dir, expand_functions
     )
@@ -207,9 +216,11 @@ class _SmallConversion:
 
     def copies(
         self, nodes: list[onnx.NodeProto], alike: dict[int, list[int]]
-    ) -> dict[int, tuple[onnx.NodeProto, list[_Step]]] | None:
-        """{index: (converted node, its report entries)} for the nodes that copy the first of
-        their group, or None if some first node's conversion cannot be copied."""
+    ) -> tuple[dict[int, tuple[onnx.NodeProto, list[_Step]]], set[int]] | None:
+        """({index: (converted node, its report entries)} for the nodes that copy the first
+        of their group, set()); or ({}, {first index of each group whose first node's
+        conversion cannot be copied}); or None if no copy can be made (a result every group
+        may depend on)."""
         now = self.model.graph.initializers
         if any(name in now and now[name].const_value is not t for name, t in self.initial.items()):
             return None  # an initializer replaced: copies might have to follow
@@ -227,22 +238,34 @@ class _SmallConversion:
             old = self.typed_before.get(value.name)
             return old is not None and old == (value, value.type, value.shape)
 
-        copies = {}
-        for first, others in alike.items():
+        templates, uncopied = {}, set()
+        for first in alike:
             k = position[first]
-            node = self.originals[k]
             template = Template.of(
-                nodes[first], node, self.groups[k], new_initializers, unchanged, droppable
+                nodes[first],
+                self.originals[k],
+                self.groups[k],
+                new_initializers,
+                unchanged,
+                droppable,
             )
             if template is None:
-                return None
-            label = node_label(node)
-            steps = [r for r in [*self.rewrites, *self.conversions] if r.node == label]
+                uncopied.add(first)
+            else:
+                templates[first] = template
+        if uncopied:  # (the caller converts again: copies made now would be thrown away)
+            return {}, uncopied
+        steps_of: dict[str, list[_Step]] = {}
+        for step in [*self.rewrites, *self.conversions]:
+            steps_of.setdefault(step.node, []).append(step)
+        copies = {}
+        for first, others in alike.items():
+            template = templates[first]
+            steps = steps_of.get(node_label(self.originals[position[first]]), [])
             for i in others:
                 other = template.apply(nodes[i])
-                label = node_label(other)
-                copies[i] = (other, [dataclasses.replace(r, node=label) for r in steps])
-        return copies
+                copies[i] = (other, [dataclasses.replace(r, node=node_label(other)) for r in steps])
+        return copies, uncopied
 
     def splice(
         self,

@@ -333,3 +333,28 @@ def test_a_conversion_that_changes_no_node_is_valid_without_a_second_check(corpu
             check_and_infer(result.proto, str(path.parent))  # raises if invalid
             onnx.checker.check_model(result.proto, full_check=True)
     assert unchanged >= 20, unchanged
+
+
+def test_a_group_that_cannot_be_copied_goes_node_by_node_and_the_others_are_copied(tmp_path):
+    """11 → 13: Softmax over axis 1 of float[2, 3, 4] becomes several nodes (Flatten,
+    Softmax, Reshape): its result cannot be copied, so the three Softmax nodes go through
+    onnx_ir one by one, while the three Relu nodes (relabelled) still copy the first one's;
+    the model is the full path's, rewrites included."""
+    model = onnx.parser.parse_model("""<ir_version: 8, opset_import: ["" : 11]>
+        mixed (float[2, 3, 4] x) => (float[2, 3, 4] s0, float[2, 3, 4] s1, float[2, 3, 4] s2,
+                                     float[2, 3, 4] r0, float[2, 3, 4] r1, float[2, 3, 4] r2) {
+            [softmax0] s0 = Softmax <axis = 1> (x)
+            [relu0] r0 = Relu (x)
+            [softmax1] s1 = Softmax <axis = 1> (x)
+            [relu1] r1 = Relu (x)
+            [softmax2] s2 = Softmax <axis = 1> (x)
+            [relu2] r2 = Relu (x)
+        }""")
+    path = tmp_path / "mixed.onnx"
+    onnx.save(model, path)
+    result = convert_sparse(load_proto(path), 13, str(tmp_path))
+    assert result is not None and result.changed_nodes == 4  # three Softmax, the first Relu
+    assert [n.op_type for n in result.proto.graph.node].count("Softmax") == 3
+    assert len(result.proto.graph.node) > 6  # each Softmax became several nodes
+    full, sparse = both_paths(path, 13)
+    assert full == sparse
