@@ -219,7 +219,7 @@ def plan(
     for index, (path, relative) in enumerate(models):
         name = os.fsdecode(relative)
         if default_output is None:  # a command that writes no model (check)
-            jobs.append(ModelJob(index, path, name, None, None, _key(options, path, None)))
+            jobs.append(ModelJob(index, path, name, None, None, *_key(options, path, None)))
             continue
         if params.get("in_place"):
             output = path
@@ -242,30 +242,37 @@ def plan(
                 f"{str(path)!r} would be written to {str(output)!r}, which is an input of "
                 "this batch (an earlier run's output beside its model?); choose -o DIR"
             )
-        jobs.append(ModelJob(index, path, name, output, report, _key(options, path, output)))
+        jobs.append(ModelJob(index, path, name, output, report, *_key(options, path, output)))
     return jobs
 
 
-def _key(options: str, path: pathlib.Path, output: pathlib.Path | None) -> str:
-    """The resume key: the options, the model's bytes, its external data files' sizes
-    and times, and where it is written."""
+def _key(options: str, path: pathlib.Path, output: pathlib.Path | None) -> tuple[str, int]:
+    """The resume key (the options, the model's bytes, its external data files' sizes
+    and times, and where it is written), and the bytes the model's run reads."""
     where = os.fsencode(output.resolve()) if output is not None else b""
-    text = f"{options}\n{_digest(path)}\n{_external_stamp(path)}\n".encode()
-    return hashlib.sha256(text + where).hexdigest()
+    digest, names_a_location = _digest_and_location(path)
+    stamp, external_bytes = _external_stamp(path) if names_a_location else ("", 0)
+    text = f"{options}\n{digest}\n{stamp}\n".encode()
+    size = external_bytes
+    with contextlib.suppress(OSError):
+        size += path.stat().st_size
+    return hashlib.sha256(text + where).hexdigest(), size
 
 
-def _external_stamp(path: pathlib.Path) -> str:
-    """The size and modification time of each external data file the model names."""
+def _external_stamp(path: pathlib.Path) -> tuple[str, int]:
+    """The size and modification time of each external data file the model names, and
+    their total size."""
     try:
         model = onnx.load(os.fspath(path), load_external_data=False)
     except Exception:  # unreadable: its run says so; the bytes are in the key
-        return ""
-    stamps = []
+        return "", 0
+    stamps, total = [], 0
     for name in sorted(external_locations(model)):
         with contextlib.suppress(OSError):
             found = (path.parent / name).stat()
             stamps.append(f"{name}:{found.st_size}:{found.st_mtime_ns}")
-    return ";".join(stamps)
+            total += found.st_size
+    return ";".join(stamps), total
 
 
 def external_locations(model: onnx.ModelProto) -> set[str]:
@@ -288,11 +295,20 @@ def _fingerprint(command: str, params: dict) -> str:
 
 
 def _digest(path: pathlib.Path) -> str:
-    digest = hashlib.sha256()
+    return _digest_and_location(path)[0]
+
+
+def _digest_and_location(path: pathlib.Path) -> tuple[str, bool]:
+    """The file's SHA-256, and whether its bytes hold b"location" anywhere: a tensor in
+    external data names its file under that key, so a model without those bytes has
+    none, and planning a batch need not parse it (a tenth of a second for a large one)."""
+    digest, found, tail = hashlib.sha256(), False, b""
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
-    return digest.hexdigest()
+            found = found or b"location" in tail + block
+            tail = block[-7:]  # a key split across two blocks
+    return digest.hexdigest(), found
 
 
 def default_memory_budget(jobs: int) -> int | None:
@@ -317,7 +333,8 @@ def run_local(
 ) -> Iterator[tuple[ModelJob, ModelResult]]:
     """Run the models, `workers` at a time, yielding each as it finishes. An interrupt
     stops every child before it propagates."""
-    pending = collections.deque(jobs)
+    # the largest models first: a large one started last would run alone at the end
+    pending = collections.deque(sorted(jobs, key=lambda job: -job.size))
     running: dict[ModelRun, ModelJob] = {}
     try:
         while pending or running:

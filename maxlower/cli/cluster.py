@@ -74,7 +74,7 @@ def run_on_cluster(
                 pure=False,
                 retries=0,
             ): job
-            for job in jobs
+            for job in sorted(jobs, key=lambda job: -job.size)  # the largest first
         }
         finished = 0
         try:

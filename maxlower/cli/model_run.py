@@ -50,6 +50,7 @@ class ModelJob:
     output: pathlib.Path | None  # None: the command writes no model (check)
     report: pathlib.Path | None
     key: str
+    size: int = 0  # bytes to read (the model and its external data): the largest go first
 
 
 # --- one model in a child process --------------------------------------------------------
