@@ -55,7 +55,7 @@ def test_a_small_corpus_tabulates_each_verification_s_trials(tmp_path: Path):
     assert set(verified) == {("head.torchscript.opset18.onnx", "13"),
                              ("head.torchscript.opset18.onnx", "11"),
                              ("bf16.torchscript.opset13.onnx", "13")}  # fmt: skip
-    for trials, onnxruntime, reference, skipped in verified.values():
+    for trials, onnxruntime, reference, skipped in verified.values():  # not accepted: apart
         assert int(trials) == int(onnxruntime) + int(reference) + int(skipped) > 0
     head = verified[("head.torchscript.opset18.onnx", "13")]
     assert head[1] == head[0]  # every trial of a float ReduceMax head runs in onnxruntime
@@ -79,8 +79,9 @@ def test_trials_counts_each_runtime_and_the_first_skip():
         trial("equal", "onnx.reference", "onnx.reference"),
         trial("skipped", None, None, "the reference model does not run on it: indices 9"),
         trial("skipped", None, None, "the reference model does not run on it: other"),
+        trial("not accepted", "onnx.reference", None, "the model does not accept n=0"),
     ]
     record = {"result": {"verification": {"trials": runs}}}
-    assert module.trials(record) == (4, 1, 1, 2, "indices 9")
+    assert module.trials(record) == (4, 1, 1, 2, 1, "indices 9")
     assert module.trials({"result": None}) is None
     assert module.trials({"result": {"verification": None}}) is None

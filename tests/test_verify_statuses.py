@@ -347,3 +347,34 @@ def test_convert_verify_says_the_same(tmp_path):
     verification = json.loads(report.read_text())["verification"]
     assert "verified in onnx.reference only" in verification["headline"]
     assert f"verification: {verification['headline']} (" in result.output
+
+
+# a Reshape that keeps dim 0 and infers the rest (as attention exports do): ambiguous, so
+# refused by both runtimes, when that dim is 0
+KEEPS_DIM_0 = """
+(float[n, 4] x) => (float[n] y) {
+    shape = Constant <value = int64[2] {0, -1}> ()
+    r = Reshape (x, shape)
+    y = ReduceMax <axes = [1], keepdims = 0> (r)
+}
+"""
+
+
+def test_a_dim_at_0_the_model_does_not_accept_is_not_a_skip(tmp_path):
+    """The empty edge is outside the original model (it runs on it in no runtime): that
+    trial is 'not accepted', apart from the skips, and the verdict stands on the others."""
+    model = parse(KEEPS_DIM_0)
+    report = maxlower.verify(model, model)
+    statuses = [t.status for t in report.trials]
+    assert statuses.count("not accepted") == 1 and "skipped" not in statuses, statuses
+    assert report.status == EQUIVALENT and report.ok and report.runs == len(statuses) - 1
+    assert "1 with a dim at 0 the model does not accept" in report.summary()
+    assert any("n=0" in note and "no runtime" in note for note in report.notes)
+    out, exit_code, data, page = verify_cli(tmp_path, model, model)
+    assert exit_code == 0, out
+    assert "0 skipped, 1 with a dim at 0 the model does not accept" in out
+    assert [t["status"] for t in data["trials"]].count("not accepted") == 1
+    assert "1 with a dim at 0 the model does not accept" in page
+    # a model that accepts the empty edge compares it: nothing is 'not accepted'
+    accepting = parse(KEEPS_DIM_0.replace("{0, -1}", "{-1, 2}"))
+    assert "not accepted" not in [t.status for t in maxlower.verify(accepting, accepting).trials]

@@ -276,11 +276,16 @@ def _verification_section(verification, stages, drawn, diverging) -> str:
     v = verification
     exactness = "bit-exact" if not (v.rtol or v.atol) else f"rtol={v.rtol:g}, atol={v.atol:g}"
     skipped = sum(1 for t in v.trials if t.status == "skipped")
+    outside = v.not_accepted()
+    if outside:
+        skipped = f"{skipped} skipped, {outside} with a dim at 0 the model does not accept"
+    else:
+        skipped = f"{skipped} skipped"
     parts = [
         head,
         f"<p>{_verdict(v)}</p>",
         f"<p>Comparison: {escape(exactness)}; seed {v.seed}; "
-        f"{len({t.index for t in v.trials})} trials, {v.runs} runs compared, {skipped} skipped"
+        f"{len({t.index for t in v.trials})} trials, {v.runs} runs compared, {skipped}"
         f"{'; strict' if v.strict else ''}.</p>",
         _table(
             "Outputs",
@@ -356,6 +361,7 @@ def _status_text(status: str) -> Markup:
         "equal": "✓ equal",
         "different": "✗ DIFFERENT",
         "skipped": "skipped",
+        "not accepted": "a dim at 0 the model does not accept",
         "unspecified": "~ unspecified by ONNX (NaN)",
         "not compared": "no elements compared",
     }

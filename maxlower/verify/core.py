@@ -52,7 +52,9 @@ from maxlower.verify.report import (
     EQUIVALENT_EXCEPT_NAN,
     INCONCLUSIVE,
     NAME_CHARS,
+    NOT_ACCEPTED,
     NOT_COMPARED,
+    NOT_RUN,
     Divergence,
     Mismatch,
     OutputResult,
@@ -192,6 +194,7 @@ class _Session:
         self.unpaired: list[tuple[Trial, str]] = []  # no runtime ran both sides
         self.trapped: list[tuple[Trial, str]] = []  # onnxruntime died on the reference
         self.fixed: set[str] = set()  # the inputs given with --inputs
+        self.not_accepted: list[tuple[Trial, str]] = []  # a dim at 0 the model refuses
 
     def run_trial(self, trial: Trial) -> None:
         ref_runner, cand_runner = self.runners
@@ -204,6 +207,12 @@ class _Session:
             return
         if expected.trapped:
             self._skip_trapped(record, trial, expected.error)
+            return
+        if expected.outputs is None and self._outside_the_model(trial):
+            at_zero = " ".join(f"{d}=0" for d, size in trial.sizes.items() if size == 0)
+            record.status = NOT_ACCEPTED
+            record.note = f"the model does not accept {at_zero}: {expected.error}"
+            self.not_accepted.append((trial, record.note))
             return
         if expected.outputs is None:
             reason = skip_reason(expected.error, trial)  # names the flag that fixes it
@@ -305,6 +314,12 @@ class _Session:
         record.status = "skipped"
         record.note = f"{error} running the reference model: {site}"
         self.trapped.append((trial, record.note))
+
+    def _outside_the_model(self, trial: Trial) -> bool:
+        """A generated trial with a dim at 0 that the original runs on in neither runtime
+        (a Reshape with -1 of an empty tensor, say): the empty edge the trial probes is
+        not one the model has, so it is not a skip."""
+        return 0 in trial.sizes.values() and not set(trial.feeds) & self.fixed
 
     def _skip_timed_out(self, record: TrialResult, trial: Trial, side: str, error: str) -> None:
         """A run past --timeout tells nothing either way: the trial is skipped."""
@@ -448,7 +463,7 @@ class _Session:
                 output.status = "unspecified"
             elif output.elements == 0:
                 output.status = NOT_COMPARED  # never "identical" when nothing was compared
-        ran = [t for t in report.trials if t.status != "skipped"]
+        ran = [t for t in report.trials if t.status not in NOT_RUN]
         for side, runner in zip(("reference", "candidate"), self.runners):
             if runner.run_error:
                 report.notes.append(
@@ -473,6 +488,13 @@ class _Session:
             report.notes.append(
                 f"{len(self.skipped)} run(s) skipped because the reference model does not run "
                 f"on them (sizes or values it rejects); first: {trial.label}: {error}"
+            )
+        if self.not_accepted:
+            trial, note = self.not_accepted[0]
+            report.notes.append(
+                f"{len(self.not_accepted)} run(s) not compared because they set a dim to 0 "
+                f"and the original model runs on them in no runtime (an empty tensor it "
+                f"does not accept); first: {trial.label}: {note}"
             )
         if self.timed_out:
             trial, note = self.timed_out[0]

@@ -19,6 +19,11 @@ EQUIVALENT_EXCEPT_NAN = "equivalent_except_unspecified_nan"
 # default, a failure under `strict` or past the ulps bound.
 EQUIVALENT_EXCEPT_EXPANDED = "equivalent_except_expanded_function_rounding"
 NOT_COMPARED = "not compared"  # an output's status when none of its elements was compared
+# a trial's status when it sets a dim to 0 and the original model runs on it in no runtime:
+# the empty edge is outside what the model accepts, so there is nothing to compare (not a
+# skip: no flag would make the model run on it)
+NOT_ACCEPTED = "not accepted"
+NOT_RUN = ("skipped", NOT_ACCEPTED)
 NAME_CHARS = 80  # a name in a one-line message is cut past this (the JSON has it whole)
 MESSAGE_CHARS = 300  # an error message in a one-line message
 
@@ -158,7 +163,7 @@ class Divergence:
 class TrialResult:
     index: int
     label: str
-    status: str  # "equal", "different", "unspecified", "not compared" or "skipped"
+    status: str  # "equal", "different", "unspecified", "not compared", "skipped", NOT_ACCEPTED
     reference_runner: str | None = None
     candidate_runner: str | None = None
     note: str | None = None
@@ -236,7 +241,11 @@ class VerifyReport:
 
     @property
     def runs(self) -> int:
-        return sum(1 for t in self.trials if t.status != "skipped")
+        return sum(1 for t in self.trials if t.status not in NOT_RUN)
+
+    def not_accepted(self) -> int:
+        """The runs whose dim at 0 the original model runs on in no runtime."""
+        return sum(1 for t in self.trials if t.status == NOT_ACCEPTED)
 
     def runners(self, side: str) -> Counter:
         return Counter(
@@ -246,6 +255,7 @@ class VerifyReport:
     def summary(self) -> str:
         data_trials = len({t.index for t in self.trials})
         skipped = sum(1 for t in self.trials if t.status == "skipped")
+        outside = self.not_accepted()
         exactness = (
             "bit-exact"
             if not (self.rtol or self.atol)
@@ -255,7 +265,9 @@ class VerifyReport:
         strict = "; strict" if self.strict else ""
         lines = [
             f"{head} ({exactness}; seed {self.seed}, {data_trials} trials, "
-            f"{self.runs} runs compared, {skipped} skipped{strict})"
+            f"{self.runs} runs compared, {skipped} skipped"
+            + (f", {outside} with a dim at 0 the model does not accept" if outside else "")
+            + f"{strict})"
         ]
         lines.append(f"  runners: {self._runner_text()}")
         lines += [f"  {o.text()}" for o in self.outputs]
