@@ -1,0 +1,117 @@
+"""Red-team regressions for the verifier: planted wrong conversions it must call DIFFERENT,
+and hostile runs it must survive. Each test names the class whose rule it pins down."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from click.testing import CliRunner
+from onnx import TensorProto, numpy_helper
+from onnx import helper as oh
+
+import maxlower
+from maxlower.cli import cli
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+def model(nodes, inputs, outputs, initializers=(), opset=18) -> onnx.ModelProto:
+    graph = oh.make_graph(nodes, "g", inputs, outputs, list(initializers))
+    return oh.make_model(graph, opset_imports=[oh.make_opsetid("", opset)], ir_version=8)
+
+
+def tensor(name, array) -> onnx.TensorProto:
+    return numpy_helper.from_array(np.asarray(array), name)
+
+
+def info(name, elem, shape):
+    return oh.make_tensor_value_info(name, elem, shape)
+
+
+def both_doors(tmp_path, reference, candidate, *flags):
+    """maxlower.verify's status, and `maxlower verify`'s exit code and output."""
+    status = maxlower.verify(reference, candidate).status
+    paths = tmp_path / "ref.onnx", tmp_path / "cand.onnx"
+    onnx.save(reference, paths[0])
+    onnx.save(candidate, paths[1])
+    result = invoke("verify", *paths, *flags)
+    return status, result.exit_code, result.output
+
+
+# -- accepts: derived inputs must cover every value the model accepts ---------------------
+def onehot_pair():
+    """OneHot gives a row of off values for an index outside [-depth, depth-1]; the planted
+    candidate clips the indices first, which differs only there."""
+    inits = [
+        tensor("depth", np.array(5, np.int64)),
+        tensor("vals", np.array([0, 1], np.float32)),
+        tensor("lo", np.array(-5, np.int64)),
+        tensor("hi", np.array(4, np.int64)),
+    ]
+    i, y = info("i", TensorProto.INT64, [4]), info("y", TensorProto.FLOAT, [4, 5])
+    reference = model([oh.make_node("OneHot", ["i", "depth", "vals"], ["y"])], [i], [y], inits)
+    candidate = model(
+        [
+            oh.make_node("Clip", ["i", "lo", "hi"], ["ic"]),
+            oh.make_node("OneHot", ["ic", "depth", "vals"], ["y"]),
+        ],
+        [i],
+        [y],
+        inits,
+    )
+    return reference, candidate
+
+
+def equal_pair():
+    """y = x where sr == 16000, else x * k: the planted candidate changes k, which only a
+    trial with sr != 16000 sees."""
+
+    def build(k):
+        nodes = [
+            oh.make_node("Equal", ["sr", "c"], ["e"]),
+            oh.make_node("Mul", ["x", "k"], ["xk"]),
+            oh.make_node("Where", ["e", "x", "xk"], ["y"]),
+        ]
+        inits = [tensor("c", np.array(16000, np.int64)), tensor("k", np.array(k, np.float32))]
+        inputs = [info("sr", TensorProto.INT64, []), info("x", TensorProto.FLOAT, [3])]
+        return model(nodes, inputs, [info("y", TensorProto.FLOAT, [3])], inits)
+
+    return build(2.0), build(3.0)
+
+
+def branch_gather_pair():
+    """A Gather in the then branch bounds `i`; the else branch takes `i` as data, and the
+    planted candidate clips it there, which differs only for i outside [-4, 3]."""
+
+    def build(else_nodes, else_inits=()):
+        out = info("t", TensorProto.INT64, [3])
+        then = oh.make_graph([oh.make_node("Gather", ["table", "i"], ["t"])], "then", [], [out])
+        other = oh.make_graph(
+            else_nodes, "else", [], [info("e", TensorProto.INT64, [3])], list(else_inits)
+        )
+        node = oh.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other)
+        inputs = [info("c", TensorProto.BOOL, []), info("i", TensorProto.INT64, [3])]
+        table = tensor("table", np.arange(4, dtype=np.int64))
+        return model([node], inputs, [info("y", TensorProto.INT64, [3])], [table])
+
+    reference = build([oh.make_node("Max", ["i", "i"], ["e"])])
+    clip = oh.make_node("Clip", ["i", "lo", "hi"], ["e"])
+    bounds = [tensor("lo", np.array(-4, np.int64)), tensor("hi", np.array(3, np.int64))]
+    return reference, build([clip], bounds)
+
+
+@pytest.mark.parametrize(
+    "pair",
+    [onehot_pair, equal_pair, branch_gather_pair],
+    ids=["onehot-out-of-depth", "equal-else-branch", "gather-in-untaken-branch"],
+)
+def test_accepts_derived_inputs_do_not_hide_a_planted_difference(tmp_path, pair):
+    reference, candidate = pair()
+    onnx.checker.check_model(candidate, full_check=True)
+    status, code, output = both_doors(tmp_path, reference, candidate)
+    assert status == "different"
+    assert code == 1 and "DIFFERENT" in output
+    assert maxlower.verify(reference, reference).ok  # and the reference agrees with itself
