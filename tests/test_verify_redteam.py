@@ -115,3 +115,40 @@ def test_accepts_derived_inputs_do_not_hide_a_planted_difference(tmp_path, pair)
     assert status == "different"
     assert code == 1 and "DIFFERENT" in output
     assert maxlower.verify(reference, reference).ok  # and the reference agrees with itself
+
+
+# -- input sizes: a -1 or unnamed dim counts against the 1 GiB bound like a named one -----
+def unnamed_dim_model(reshaped_to=None) -> onnx.ModelProto:
+    """ReduceMax of x[?, 64]; with `reshaped_to`, first a Reshape to that element count
+    (from which accepts derives the unnamed dim's size)."""
+    x = info("x", TensorProto.FLOAT, [None, 64])
+    if reshaped_to is None:
+        nodes, inits = [oh.make_node("ReduceMax", ["x"], ["y"])], []
+    else:
+        nodes = [
+            oh.make_node("Reshape", ["x", "s"], ["r"]),
+            oh.make_node("ReduceMax", ["r"], ["y"]),
+        ]
+        inits = [tensor("s", np.array([reshaped_to], np.int64))]
+    return model(
+        nodes, [x], [info("y", TensorProto.FLOAT, [1] * (2 if reshaped_to is None else 1))], inits
+    )
+
+
+def test_input_shapes_of_an_unnamed_dim_are_bounded(tmp_path):
+    proto = unnamed_dim_model()
+    with pytest.raises(maxlower.InvalidModelError, match="1 GiB"):
+        maxlower.verify(proto, proto, input_shapes={"x": (10**12, 64)})
+    path = tmp_path / "m.onnx"
+    onnx.save(proto, path)
+    result = invoke("verify", path, path, "--input-shapes", f"x:{10**12},64")
+    assert result.exit_code == 2 and "1 GiB" in result.output
+    assert "Traceback" not in result.output and "MemoryError" not in result.output
+
+
+def test_sizes_derived_from_a_reshape_are_bounded():
+    """A Reshape to 2^24 * 64 elements pins x[0] at 2^24: 4 GiB per trial, so the derived
+    size is dropped (with a note), never allocated."""
+    proto = unnamed_dim_model(reshaped_to=2**24 * 64)
+    report = maxlower.verify(proto, proto, trials=1)
+    assert any("sizes derived from the model not used" in n for n in report.notes)

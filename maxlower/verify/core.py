@@ -160,6 +160,11 @@ def _verify(
     session = _Session(report, runners, reference_proto, candidate_proto, rtol, atol, timeout)
     session.fixed = set(fixed)
     accepted = accepts(reference_ir, (d for s in specs for d in s.dims if isinstance(d, str)))
+    try:  # sizes the graph needs (a Reshape to 2^24 x 64 elements) are bounded like --dim's
+        check_verifiable(reference_proto, {**accepted.sizes, **dims}, set(fixed))
+    except InvalidModelError as error:
+        accepted.sizes = {}
+        report.notes.append(f"sizes derived from the model not used: {error}")
     for trial in generate_trials(
         specs,
         seed=seed,
