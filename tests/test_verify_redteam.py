@@ -152,3 +152,24 @@ def test_sizes_derived_from_a_reshape_are_bounded():
     proto = unnamed_dim_model(reshaped_to=2**24 * 64)
     report = maxlower.verify(proto, proto, trials=1)
     assert any("sizes derived from the model not used" in n for n in report.notes)
+
+
+# -- runners: a candidate onnxruntime refuses because it is invalid ONNX is no pass -------
+def invalid_max_pair():
+    """Max-8 against a Max-7 carrying `broadcast` (onnx.version_converter's 8 -> 7 output):
+    onnxruntime and onnx.checker refuse the candidate; onnx.reference ignores the attribute
+    and would run both models alike."""
+    inputs = [info(n, TensorProto.FLOAT, [3]) for n in "ab"]
+    out = [info("z", TensorProto.FLOAT, [3])]
+    reference = model([oh.make_node("Max", ["a", "b"], ["z"])], inputs, out, opset=8)
+    bad = oh.make_node("Max", ["a", "b"], ["z"], broadcast=1)
+    return reference, model([bad], inputs, out, opset=7)
+
+
+def test_an_invalid_candidate_that_only_onnx_reference_runs_is_not_equivalent(tmp_path):
+    reference, candidate = invalid_max_pair()
+    report = maxlower.verify(reference, candidate)
+    assert report.status == "different" and not report.ok
+    assert any("not valid ONNX" in n for n in report.notes)
+    _, code, output = both_doors(tmp_path, reference, candidate)
+    assert code in (1, 2) and "EQUIVALENT" not in output, output

@@ -61,6 +61,7 @@ from maxlower.verify.report import (
     short,
 )
 from maxlower.verify.runner import ONNXRUNTIME, REFERENCE, ExposedRunner, ModelRunner
+from passes.errors import concise
 from passes.extremum import FAMILIES
 from passes.graph_utils import node_label, subgraph_place
 
@@ -151,6 +152,18 @@ def _verify(
         return report
 
     runners = ModelRunner(reference_proto, timeout), ModelRunner(candidate_proto, timeout)
+    invalid = _invalid(candidate_proto) if runners[1].load_error else None
+    if invalid is not None and _invalid(reference_proto) is None:
+        # onnx.reference runs what the spec forbids (an attribute Max-7 lacks, say): a
+        # candidate onnxruntime refuses because it is invalid ONNX is no pass there
+        for runner in runners:
+            runner.close()
+        report.status = DIFFERENT
+        report.notes.append(
+            f"the candidate is not valid ONNX, and the reference is ({invalid}); onnxruntime "
+            f"cannot load it ({runners[1].load_error})"
+        )
+        return report
     for side, runner in zip(("reference", "candidate"), runners):
         if runner.load_error:
             report.notes.append(
@@ -552,6 +565,17 @@ def _divergence(
         unspecified=unspecified,
         where=where,
     )
+
+
+def _invalid(model: onnx.ModelProto) -> str | None:
+    """Why onnx.checker rejects the model (full check), or None."""
+    try:
+        onnx.checker.check_model(model, full_check=True)
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as error:
+        return short(concise(error), 2 * NAME_CHARS)
+    except Exception:  # (a model over 2 GiB, say: the checker cannot tell)
+        return None
+    return None
 
 
 def _trap_site(model: onnx.ModelProto, feeds: dict, timeout: float) -> str:

@@ -155,6 +155,11 @@ class ModelRunner:
         except Exception as error:  # onnxruntime raises its own Fail/InvalidGraph/... kinds
             self.load_error = concise(error)
 
+    def close(self) -> None:
+        """End onnxruntime's process now, not when the runner is collected."""
+        if self._session is not None and hasattr(self._session, "close"):
+            self._session.close()
+
     def run_on(self, feeds: dict[str, np.ndarray], runner: str | None = None) -> Outcome:
         """onnxruntime, else onnx.reference; only onnx.reference when `runner` says so
         (the other side of the trial ran there: both sides run in one runtime)."""
