@@ -3,6 +3,9 @@ and hostile runs it must survive. Each test names the class whose rule it pins d
 
 from __future__ import annotations
 
+import os
+import signal
+
 import numpy as np
 import onnx
 import pytest
@@ -173,3 +176,36 @@ def test_an_invalid_candidate_that_only_onnx_reference_runs_is_not_equivalent(tm
     assert any("not valid ONNX" in n for n in report.notes)
     _, code, output = both_doors(tmp_path, reference, candidate)
     assert code in (1, 2) and "EQUIVALENT" not in output, output
+
+
+# -- isolation: a child killed from outside (the OOM killer) is no difference -------------
+def test_a_candidate_killed_by_sigkill_is_skipped_not_different(monkeypatch):
+    """The candidate's onnxruntime process dies of SIGKILL on its first run (as the OOM
+    killer would end it): that says nothing about its values, so the trial is skipped and
+    the verdict is NOT VERIFIED, never DIFFERENT ('a difference was found')."""
+    import maxlower.runtime
+
+    make = maxlower.runtime.onnxruntime_session
+
+    class DiesOnRun:  # what the forked child runs in place of onnxruntime's session
+        def __init__(self, model):
+            self.session = make(model)
+            self.dies = onnx.load_from_string(model).graph.name == "killed"
+
+        def run(self, names, feeds):
+            if self.dies:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return self.session.run(names, feeds)
+
+    monkeypatch.setattr(maxlower.runtime, "onnxruntime_session", DiesOnRun)
+    reference = model(
+        [oh.make_node("Max", ["a", "b"], ["z"])],
+        [info(n, TensorProto.FLOAT, [3]) for n in "ab"],
+        [info("z", TensorProto.FLOAT, [3])],
+    )
+    candidate = onnx.ModelProto()
+    candidate.CopyFrom(reference)
+    candidate.graph.name = "killed"
+    report = maxlower.verify(reference, candidate, trials=2)
+    assert report.status == "inconclusive", report.summary()
+    assert any("SIGKILL" in n for n in report.notes)

@@ -209,6 +209,7 @@ class _Session:
         self.timed_out: list[tuple[Trial, str]] = []
         self.unpaired: list[tuple[Trial, str]] = []  # no runtime ran both sides
         self.trapped: list[tuple[Trial, str]] = []  # onnxruntime died on the reference
+        self.killed: list[tuple[Trial, str]] = []  # onnxruntime's process got SIGKILL
         self.fixed: set[str] = set()  # the inputs given with --inputs
 
     def run_trial(self, trial: Trial) -> None:
@@ -217,8 +218,8 @@ class _Session:
         expected = ref_runner.run_on(trial.feeds, REFERENCE if cand_runner.load_error else None)
         record = TrialResult(trial.index, trial.label, "equal", expected.runner)
         self.report.trials.append(record)
-        if expected.timed_out:
-            self._skip_timed_out(record, trial, "reference", expected.error)
+        if expected.timed_out or expected.killed:
+            self._skip_timed_out(record, trial, "reference", expected)
             return
         if expected.trapped:
             self._skip_trapped(record, trial, expected.error)
@@ -233,15 +234,15 @@ class _Session:
         # a float op (a Conv's sums) differently, which is no difference between the models
         actual = cand_runner.run_on(trial.feeds, expected.runner)
         record.candidate_runner = actual.runner
-        if actual.timed_out:
-            self._skip_timed_out(record, trial, "candidate", actual.error)
+        if actual.timed_out or actual.killed:
+            self._skip_timed_out(record, trial, "candidate", actual)
             return
         if actual.runner == REFERENCE and expected.runner == ONNXRUNTIME:
             # onnxruntime failed on the candidate only: the reference runs there too
             expected = ref_runner.run_on(trial.feeds, REFERENCE)
             record.reference_runner = expected.runner
-            if expected.timed_out:
-                self._skip_timed_out(record, trial, "reference", expected.error)
+            if expected.timed_out or expected.killed:
+                self._skip_timed_out(record, trial, "reference", expected)
                 return
             if expected.outputs is None:
                 record.status = "skipped"
@@ -324,10 +325,15 @@ class _Session:
         record.note = f"{error} running the reference model: {site}"
         self.trapped.append((trial, record.note))
 
-    def _skip_timed_out(self, record: TrialResult, trial: Trial, side: str, error: str) -> None:
-        """A run past --timeout tells nothing either way: the trial is skipped."""
+    def _skip_timed_out(self, record: TrialResult, trial: Trial, side: str, outcome) -> None:
+        """A run past --timeout, or killed (SIGKILL: out of memory, or from outside), tells
+        nothing either way: the trial is skipped."""
         record.status = "skipped"
-        record.note = f"the {side} model {error}"
+        if outcome.killed:
+            record.note = f"{outcome.error} running the {side} model"
+            self.killed.append((trial, record.note))
+            return
+        record.note = f"the {side} model {outcome.error}"
         self.timed_out.append((trial, record.note))
 
     def _add_real(
@@ -479,6 +485,12 @@ class _Session:
                 f"{len(self.trapped)} run(s) skipped because onnxruntime's process died "
                 f"running the reference on them (a result ONNX does not define); first: "
                 f"{trial.label}: {note}"
+            )
+        if self.killed:
+            trial, note = self.killed[0]
+            report.notes.append(
+                f"{len(self.killed)} run(s) skipped because onnxruntime's process was killed "
+                f"(SIGKILL: out of memory, or from outside); first: {trial.label}: {note}"
             )
         if self.unpaired:
             trial, note = self.unpaired[0]
