@@ -209,3 +209,27 @@ def test_a_candidate_killed_by_sigkill_is_skipped_not_different(monkeypatch):
     report = maxlower.verify(reference, candidate, trials=2)
     assert report.status == "inconclusive", report.summary()
     assert any("SIGKILL" in n for n in report.notes)
+
+
+# -- statuses: an integer difference the conversion made is never "downstream of rounding"
+def test_a_planted_argmax_change_behind_an_expanded_layer_norm_is_different():
+    """LayerNormalization-17 -> ArgMax, converted to 13 (the LayerNormalization expanded);
+    the planted candidate sets select_last_index=1. It differs from the original with the
+    same op expanded, so it is DIFFERENT, not a rounding of an expanded function."""
+    x, y = info("x", TensorProto.FLOAT, ["n", 4]), info("y", TensorProto.INT64, ["n", 1])
+    nodes = [
+        oh.make_node("LayerNormalization", ["x", "s", "b"], ["l"], axis=-1),
+        oh.make_node("ArgMax", ["l"], ["y"], axis=1),
+    ]
+    inits = [tensor("s", np.ones(4, np.float32)), tensor("b", np.zeros(4, np.float32))]
+    reference = model(nodes, [x], [y], inits, opset=17)
+    converted, conversion = maxlower.convert_with_report(reference, 13)
+    expanded = conversion.expanded_ops()
+    assert "LayerNormalization" in expanded
+    assert maxlower.verify(reference, converted, expanded=expanded).ok
+    candidate = onnx.ModelProto()
+    candidate.CopyFrom(converted)
+    arg = next(n for n in candidate.graph.node if n.op_type == "ArgMax")
+    arg.attribute.append(oh.make_attribute("select_last_index", 1))
+    report = maxlower.verify(reference, candidate, expanded=expanded)
+    assert report.status == "different" and not report.ok
