@@ -207,8 +207,6 @@ def test_index_ranges_extremes_are_the_ranges_edges(through, consumers, low, hig
     [
         ("(float[N, 5] x, int64[N, 2] i) => (float[N, 2] y) "
          "{ y = GatherElements <axis = 1> (x, i) }", "i", -5, 4),
-        ("(int64[N] i) => (float[N, 6] y) { d = Constant <value = int64 {6}> ()\n"
-         "  v = Constant <value = float[2] {0, 1}> ()\n  y = OneHot(i, d, v) }", "i", -6, 5),
         ("(int64[N, 2] i) => (float[N] y) { t = Constant <value = float[3, 4] {0,1,2,3,4,5,6,7,"
          "8,9,10,11}> ()\n  y = GatherND(t, i) }", "i", -3, 2),
         ("(float[4, 3] x, int64[N, 1] i, float[N, 3] u) => (float[4, 3] y) "
@@ -314,12 +312,14 @@ def test_control_inputs_take_every_branch(tmp_path, flags):
     result, report = convert_verify(tmp_path, silero_model(), *flags)
     assert result.exit_code == 0, result.output
     assert "EQUIVALENT: no difference (" in result.output
-    assert counts(report) == (len(report["trials"]), 0)
+    # every rate runs but the one equal to neither constant (the model's last else, which
+    # must be taken by some trial too: its Reshape rejects the input, so that trial skips)
+    rates = [int(t.feeds["sr"]) for t in trials_of(silero_model())]
+    assert set(rates) == {16000, 8000, 16001}
+    assert counts(report) == (len(report["trials"]) - rates.count(16001), rates.count(16001))
     assert all(o["elements"] > 0 for o in report["outputs"])
-    rates = {int(t.feeds["sr"]) for t in trials_of(silero_model())}
-    assert rates == {16000, 8000}
     report, data = library_verify(silero_model(), dims={"batch": 1})
-    assert report.ok and counts(data) == (len(data["trials"]), 0)
+    assert report.ok and counts(data)[0] == len(data["trials"]) - counts(data)[1] > 0
 
 
 def test_control_inputs_an_if_condition_and_a_comparison_take_both_sides():

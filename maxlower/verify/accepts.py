@@ -2,8 +2,9 @@
 
     accepted = accepts(model, specs)       # specs: maxlower.verify.inputs.input_specs
     accepted.ranges     {input: Bound}     integer inputs that address something: Gather's
-                                           data on its axis, an embedding table, OneHot's
-                                           depth, GatherND's and ScatterND's data dims
+                                           data on its axis, an embedding table, GatherND's
+                                           and ScatterND's data dims (main graph and
+                                           functions only: a branch may not run)
     accepted.same       {dim: its group}   dims that meet where the graph needs them equal
                                            (broadcasting, Expand, MatMul's inner dims, Concat)
     accepted.sizes      {dim: size}        sizes the graph needs (a dim that meets a static
@@ -11,6 +12,7 @@
     accepted.controls   {input: values}    constants the model compares an input with (Equal,
                                            Less, ... against a constant; an If's condition),
                                            so that each branch is taken by some trial
+                                           (for Equal, also a value equal to none)
 
 Indices are followed back to a graph input through ops that hand values on unchanged
 (`PASS_THROUGH`: Cast, Identity, Reshape, Unsqueeze, Squeeze, Flatten, Expand, Transpose,
@@ -45,8 +47,7 @@ class IndexUse:
     """An op input holding indices into another input: `indices` and `data` are input
     positions. `addresses` says what bounds them: "axis" (the data's dim on the axis the
     attribute `axis` names), "leading" (the data's dims from `batch_dims` on, one per entry
-    of the indices' last dim: GatherND, ScatterND) or "value" (the data input's value:
-    OneHot's depth)."""
+    of the indices' last dim: GatherND, ScatterND) or "value" (the data input's value)."""
 
     indices: int
     data: int
@@ -60,8 +61,9 @@ INDEX_USES = {
     "Scatter": IndexUse(1, 0, "axis"),
     "GatherND": IndexUse(1, 0, "leading"),
     "ScatterND": IndexUse(1, 0, "leading"),
-    "OneHot": IndexUse(0, 1, "value"),
 }
+# (OneHot is not here: an index outside [-depth, depth-1] is defined, a row of off_values,
+# so its indices accept every value and a range would hide a rewrite wrong only there.)
 # Ops whose inputs broadcast together (numpy rules), and comparisons with a constant.
 BROADCASTING = frozenset(
     {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "Max", "Min", "Sum", "Mean", "Equal", "Less",
@@ -85,6 +87,8 @@ class Accepted:
     sizes: dict[str, int] = dataclasses.field(default_factory=dict)
     controls: dict[str, list] = dataclasses.field(default_factory=dict)
     negative: bool = True  # whether negative indices count from the end (opset 11 on)
+    # {input: (its value, the constants an Equal compares it with)}
+    equalled: dict[str, tuple] = dataclasses.field(default_factory=dict, repr=False)
 
     def group(self, dim: str) -> str:
         return self.same.get(dim, dim)
@@ -135,8 +139,14 @@ def accepts(model: ir.Model, free_dims: Iterable[str]) -> Accepted:
     accepted.sizes = solver.solve()
     graph_inputs = {id(v): v for v in model.graph.inputs}
     for node in _nodes(model):
-        _index_rule(node, model, graph_inputs, accepted)
         _control_rule(node, model, graph_inputs, accepted)
+    # Only ops that run on every input bound their indices: one in an If branch or a Loop
+    # body may not run, and the input then accepts any value (a range would hide a rewrite
+    # wrong only in the other branch).
+    for node in [*model.graph, *(n for f in model.functions.values() for n in f)]:
+        _index_rule(node, model, graph_inputs, accepted)
+    for source, constants in accepted.equalled.values():
+        _add_unequal(accepted, source, constants)
     return accepted
 
 
@@ -239,6 +249,8 @@ def _control_rule(node: ir.Node, model, graph_inputs, accepted: Accepted) -> Non
             model, mine, {"Identity", "Cast", "Squeeze", "Unsqueeze", "Reshape", "Flatten"}
         ):
             _add_controls(accepted, source, picked)
+            if node.op_type == "Equal":
+                accepted.equalled.setdefault(source.name, (source, []))[1].extend(picked)
 
 
 def _add_controls(accepted: Accepted, source: ir.Value, candidates: list) -> None:
@@ -258,6 +270,36 @@ def _add_controls(accepted: Accepted, source: ir.Value, candidates: list) -> Non
             continue  # not representable: it would compare as another value
         if not any(np.array_equal(value, k) for k in kept):
             kept.append(value)
+
+
+def _add_unequal(accepted: Accepted, source: ir.Value, constants: list) -> None:
+    """A value of `source` that no Equal matches, unless one is there already: with only
+    the constants, a branch taken when none is equal would never run in any trial."""
+    kept = list(accepted.controls.get(source.name, []))
+    dtype = np.dtype(source.dtype.numpy())
+    equal = {np.asarray(c).astype(dtype).item() for c in constants if _fits(c, dtype)}
+    values = [k.item() for k in kept]
+    if not values or any(v not in equal for v in values):
+        return  # (no controls: its values are drawn as any input's are)
+    if dtype.kind == "b":
+        candidates = [False, True]
+    elif dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        candidates = [v for v in (max(values) + 1, min(values) - 1) if info.min <= v <= info.max]
+    else:
+        finite = [v for v in values if math.isfinite(v)] or [0.0]
+        candidates = [float(np.nextafter(max(finite), np.inf)), max(finite) + 1.0, 0.5]
+    for candidate in (c for c in candidates if c not in equal):
+        _add_controls(accepted, source, [candidate])  # (skips what the dtype cannot hold)
+        if len(accepted.controls[source.name]) > len(kept):
+            return
+
+
+def _fits(constant, dtype: np.dtype) -> bool:
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return isinstance(constant, int | bool) and info.min <= int(constant) <= info.max
+    return True
 
 
 # -- sizes ----------------------------------------------------------------------------------

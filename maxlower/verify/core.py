@@ -63,6 +63,7 @@ from maxlower.verify.report import (
     short,
 )
 from maxlower.verify.runner import ONNXRUNTIME, REFERENCE, ExposedRunner, ModelRunner
+from passes.errors import concise
 from passes.extremum import FAMILIES
 from passes.graph_utils import node_label, subgraph_place
 
@@ -153,6 +154,18 @@ def _verify(
         return report
 
     runners = ModelRunner(reference_proto, timeout), ModelRunner(candidate_proto, timeout)
+    invalid = _invalid(candidate_proto) if runners[1].load_error else None
+    if invalid is not None and _invalid(reference_proto) is None:
+        # onnx.reference runs what the spec forbids (an attribute Max-7 lacks, say): a
+        # candidate onnxruntime refuses because it is invalid ONNX is no pass there
+        for runner in runners:
+            runner.close()
+        report.status = DIFFERENT
+        report.notes.append(
+            f"the candidate is not valid ONNX, and the reference is ({invalid}); onnxruntime "
+            f"cannot load it ({runners[1].load_error})"
+        )
+        return report
     for side, runner in zip(("reference", "candidate"), runners):
         if runner.load_error:
             report.notes.append(
@@ -162,6 +175,11 @@ def _verify(
     session = _Session(report, runners, reference_proto, candidate_proto, rtol, atol, timeout)
     session.fixed = set(fixed)
     accepted = accepts(reference_ir, (d for s in specs for d in s.dims if isinstance(d, str)))
+    try:  # sizes the graph needs (a Reshape to 2^24 x 64 elements) are bounded like --dim's
+        check_verifiable(reference_proto, {**accepted.sizes, **dims}, set(fixed))
+    except InvalidModelError as error:
+        accepted.sizes = {}
+        report.notes.append(f"sizes derived from the model not used: {error}")
     for trial in generate_trials(
         specs,
         seed=seed,
@@ -193,6 +211,7 @@ class _Session:
         self.timed_out: list[tuple[Trial, str]] = []
         self.unpaired: list[tuple[Trial, str]] = []  # no runtime ran both sides
         self.trapped: list[tuple[Trial, str]] = []  # onnxruntime died on the reference
+        self.killed: list[tuple[Trial, str]] = []  # onnxruntime's process got SIGKILL
         self.fixed: set[str] = set()  # the inputs given with --inputs
         self.not_accepted: list[tuple[Trial, str]] = []  # a dim at 0 the model refuses
 
@@ -202,8 +221,8 @@ class _Session:
         expected = ref_runner.run_on(trial.feeds, REFERENCE if cand_runner.load_error else None)
         record = TrialResult(trial.index, trial.label, "equal", expected.runner)
         self.report.trials.append(record)
-        if expected.timed_out:
-            self._skip_timed_out(record, trial, "reference", expected.error)
+        if expected.timed_out or expected.killed:
+            self._skip_timed_out(record, trial, "reference", expected)
             return
         if expected.trapped:
             self._skip_trapped(record, trial, expected.error)
@@ -224,15 +243,15 @@ class _Session:
         # a float op (a Conv's sums) differently, which is no difference between the models
         actual = cand_runner.run_on(trial.feeds, expected.runner)
         record.candidate_runner = actual.runner
-        if actual.timed_out:
-            self._skip_timed_out(record, trial, "candidate", actual.error)
+        if actual.timed_out or actual.killed:
+            self._skip_timed_out(record, trial, "candidate", actual)
             return
         if actual.runner == REFERENCE and expected.runner == ONNXRUNTIME:
             # onnxruntime failed on the candidate only: the reference runs there too
             expected = ref_runner.run_on(trial.feeds, REFERENCE)
             record.reference_runner = expected.runner
-            if expected.timed_out:
-                self._skip_timed_out(record, trial, "reference", expected.error)
+            if expected.timed_out or expected.killed:
+                self._skip_timed_out(record, trial, "reference", expected)
                 return
             if expected.outputs is None:
                 record.status = "skipped"
@@ -321,10 +340,15 @@ class _Session:
         not one the model has, so it is not a skip."""
         return 0 in trial.sizes.values() and not set(trial.feeds) & self.fixed
 
-    def _skip_timed_out(self, record: TrialResult, trial: Trial, side: str, error: str) -> None:
-        """A run past --timeout tells nothing either way: the trial is skipped."""
+    def _skip_timed_out(self, record: TrialResult, trial: Trial, side: str, outcome) -> None:
+        """A run past --timeout, or killed (SIGKILL: out of memory, or from outside), tells
+        nothing either way: the trial is skipped."""
         record.status = "skipped"
-        record.note = f"the {side} model {error}"
+        if outcome.killed:
+            record.note = f"{outcome.error} running the {side} model"
+            self.killed.append((trial, record.note))
+            return
+        record.note = f"the {side} model {outcome.error}"
         self.timed_out.append((trial, record.note))
 
     def _add_real(
@@ -477,6 +501,12 @@ class _Session:
                 f"running the reference on them (a result ONNX does not define); first: "
                 f"{trial.label}: {note}"
             )
+        if self.killed:
+            trial, note = self.killed[0]
+            report.notes.append(
+                f"{len(self.killed)} run(s) skipped because onnxruntime's process was killed "
+                f"(SIGKILL: out of memory, or from outside); first: {trial.label}: {note}"
+            )
         if self.unpaired:
             trial, note = self.unpaired[0]
             report.notes.append(
@@ -569,6 +599,17 @@ def _divergence(
         unspecified=unspecified,
         where=where,
     )
+
+
+def _invalid(model: onnx.ModelProto) -> str | None:
+    """Why onnx.checker rejects the model (full check), or None."""
+    try:
+        onnx.checker.check_model(model, full_check=True)
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as error:
+        return short(concise(error), 2 * NAME_CHARS)
+    except Exception:  # (a model over 2 GiB, say: the checker cannot tell)
+        return None
+    return None
 
 
 def _trap_site(model: onnx.ModelProto, feeds: dict, timeout: float) -> str:

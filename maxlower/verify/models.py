@@ -92,8 +92,11 @@ def check_verifiable(
         sizes = [
             d
             if isinstance(d, int) and d >= 0
-            else dims.get(getattr(d, "value", None), _LARGEST_SYMBOLIC_SIZE)  # (-1: free)
-            for d in value.shape
+            # a -1 or unnamed dim is a free dim of its own, keyed NAME[AXIS] (inputs.py)
+            else dims.get(
+                getattr(d, "value", None) or f"{value.name}[{axis}]", _LARGEST_SYMBOLIC_SIZE
+            )
+            for axis, d in enumerate(value.shape)
         ]
         nbytes = math.prod(sizes) * value.dtype.itemsize
         total += nbytes

@@ -26,6 +26,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import os
+import signal
 import threading
 from collections.abc import Callable
 
@@ -51,6 +52,7 @@ class Outcome:
     error: str | None = None
     timed_out: bool = False
     trapped: bool = False  # onnxruntime's process died of a signal (isolated.KernelDied)
+    killed: bool = False  # ... of SIGKILL: the OOM killer or a user, not the model's values
 
 
 class RunTimedOut(Exception):
@@ -155,6 +157,11 @@ class ModelRunner:
         except Exception as error:  # onnxruntime raises its own Fail/InvalidGraph/... kinds
             self.load_error = concise(error)
 
+    def close(self) -> None:
+        """End onnxruntime's process now, not when the runner is collected."""
+        if self._session is not None and hasattr(self._session, "close"):
+            self._session.close()
+
     def run_on(self, feeds: dict[str, np.ndarray], runner: str | None = None) -> Outcome:
         """onnxruntime, else onnx.reference; only onnx.reference when `runner` says so
         (the other side of the trial ran there: both sides run in one runtime)."""
@@ -165,6 +172,9 @@ class ModelRunner:
             except RunTimedOut:
                 return self._timed_out(ONNXRUNTIME)
             except KernelDied as error:  # a crash, not a missing kernel: not run elsewhere
+                if error.signum == signal.SIGKILL:  # no kernel traps with SIGKILL
+                    message = f"{error} (out of memory, or killed from outside)"
+                    return Outcome(None, ONNXRUNTIME, message, killed=True)
                 return Outcome(None, ONNXRUNTIME, str(error), trapped=True)
             except Exception as error:
                 ort_error = concise(error)
