@@ -42,7 +42,8 @@ def _nan_row_changed(op: str, attributes: str, out: str) -> tuple[onnx.ModelProt
     reference = parse(f"{signature} {{ y = {op} <{attributes}> (x) }}", 13)
     has_nan = (
         "  nan = IsNaN(x)\n  any_nan = Cast <to = 7> (nan)\n"
-        "  count = ReduceSum <keepdims = 0, axes = [1]> (any_nan)\n"
+        "  one = Constant <value = int64[1] {1}> ()\n"
+        "  count = ReduceSum <keepdims = 0> (any_nan, one)\n"
         "  zero = Constant <value = int64 {0}> ()\n  hit = Greater(count, zero)\n"
     )
     seven = "float {7.0}" if out == "float" else "int64 {7}"

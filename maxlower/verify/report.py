@@ -78,9 +78,9 @@ class OutputResult:
 
     def text(self) -> str:
         name = short(repr(self.name))
-        if self.status == "equal":
+        if self.status == "equal" and self.elements:
             return f"output {name}: identical ({self.elements} elements compared)"
-        if self.status == NOT_COMPARED:
+        if self.status in (NOT_COMPARED, "equal"):  # "equal" of nothing: a verdict before runs
             if not self.runs:
                 return f"output {name}: no elements compared (no run compared it)"
             return (
