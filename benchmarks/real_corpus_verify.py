@@ -1,7 +1,11 @@
 """Every real export of the corpus converted down, with --verify, as one batch per target
 (issue 29's acceptance: function ops expanded by default, and verified).
 
-    python benchmarks/real_corpus_verify.py --corpus CORPUS --results benchmarks/RESULTS.md
+    python benchmarks/real_corpus_verify.py --corpus CORPUS --field --results benchmarks/RESULTS.md
+
+`--field` adds the suite's skl2onnx, tf2onnx and third-party pattern fixtures, and two
+models in the field's shapes (a paddle2onnx -1 dim; silero-vad's If branches on its
+sample rate beside a state input), as one batch with the corpus.
 
 CORPUS is what `benchmarks/real_exports.py --out DIR` makes (torchvision and transformers
 models from small configs, both torch exporters). For each target (13 and 11 by default)
@@ -33,15 +37,30 @@ START_MARKER = "<!-- real-corpus-verify:start -->"
 END_MARKER = "<!-- real-corpus-verify:end -->"
 
 
-def batch(corpus: Path, target: int, work: Path, jobs: int) -> tuple[list[dict], float]:
+def batch(corpora: list[Path], target: int, work: Path, jobs: int) -> tuple[list[dict], float]:
     lines = work / f"opset{target}.jsonl"
-    command = [sys.executable, "-m", "maxlower", "convert", str(corpus), "--opset", str(target)]
+    command = [sys.executable, "-m", "maxlower", "convert", *map(str, corpora)]
+    command += ["--opset", str(target)]
     command += ["-o", str(work / f"opset{target}"), "--verify", "--jobs", str(jobs), "-q"]
     command += ["--json", str(lines)]
     started = time.perf_counter()
     subprocess.run(command, capture_output=True, text=True)
     seconds = time.perf_counter() - started
     return [json.loads(line) for line in lines.read_text().splitlines()], seconds
+
+
+def field_corpora(made: Path) -> list[Path]:
+    """The suite's fixtures of other exporters, and a folder of the two field shapes (made
+    by the verify tests' own builders, so that they are the models those tests hold)."""
+    import onnx
+
+    from tests.test_verify_accepted_inputs import paddle_model, silero_model
+
+    made.mkdir(parents=True)
+    onnx.save(paddle_model(), made / "paddle_minus_one.onnx")
+    onnx.save(silero_model(), made / "silero_like.onnx")
+    fixtures = REPO_ROOT / "tests" / "fixtures"
+    return [fixtures / "sklearn", fixtures / "tf2onnx", fixtures / "patterns", made]
 
 
 def outcome(record: dict) -> tuple[str, str, str]:
@@ -79,17 +98,25 @@ def trials(record: dict) -> tuple[int, int, int, int, int, str] | None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, required=True)
+    parser.add_argument("--corpus", type=Path, nargs="+", required=True)
+    parser.add_argument(
+        "--field",
+        action="store_true",
+        help="add the suite's other exporters (tests/fixtures: skl2onnx, tf2onnx, third-party "
+        "patterns) and two models made here in the shapes of the field: a paddle2onnx input "
+        "declaring -1, and silero-vad's sample rate choosing If branches beside a state",
+    )
     parser.add_argument("--targets", type=int, nargs="+", default=[13, 11])
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--results", type=Path, default=None)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="maxlower-corpus-verify-"))
+    corpora = list(args.corpus) + (field_corpora(work / "field") if args.field else [])
     rows: dict[str, dict[int, tuple[str, str, str]]] = collections.defaultdict(dict)
     totals, bad = {}, []
     trial_rows: list[tuple] = []  # (model, target, *trials(record))
     for target in args.targets:
-        records, seconds = batch(args.corpus, target, work, args.jobs)
+        records, seconds = batch(corpora, target, work, args.jobs)
         totals[target] = (len(records), seconds)
         for record in records:
             name = Path(record["input"]).name
@@ -148,7 +175,8 @@ def main() -> int:
             f"- Machine: {machine()}",
             f"- Versions: {versions_text()}, maxlower git {git_revision()}",
             "- Command: `python benchmarks/real_corpus_verify.py --corpus CORPUS "
-            "--results benchmarks/RESULTS.md` (CORPUS from `benchmarks/real_exports.py`)",
+            f"{'--field ' if args.field else ''}--results benchmarks/RESULTS.md` (CORPUS "
+            "from `benchmarks/real_exports.py`)",
             *summary,
             "",
             "Each cell: the verification's status where the model converted (`equivalent`, "
