@@ -13,7 +13,7 @@ fork). Not multiprocessing's forkserver or spawn: both import the caller's `__ma
 in the child, which runs a script that lacks an `if __name__ == "__main__"` guard a second
 time. The model goes to the child once, as bytes; each run sends the feeds and gets the
 outputs back, pickled through a pipe. The child runs the session with the run's time
-budget (`runner.run_budgeted`); the parent waits that long plus `GRACE`, then kills it (a
+budget (`budget.run_in_process`); the parent waits that long plus `GRACE`, then kills it (a
 kernel that never returns to check `terminate`).
 """
 
@@ -26,6 +26,8 @@ import signal
 import weakref
 
 import numpy as np
+
+from maxlower.verify.budget import RunTimedOut, run_in_process
 
 GRACE = 5.0  # seconds the parent waits past the run's own budget before killing the child
 
@@ -74,9 +76,8 @@ class IsolatedSession:
             raise RuntimeError(answer[1])
 
     def run(self, feeds: dict[str, np.ndarray], seconds: float) -> list:
-        """The outputs; RunTimedOut past `seconds` (runner.RunTimedOut), KernelDied if the
+        """The outputs; RunTimedOut past `seconds` (budget.RunTimedOut), KernelDied if the
         child died, RuntimeError with onnxruntime's message if the run failed."""
-        from maxlower.verify.runner import RunTimedOut
 
         if self._process is None:
             self._start()  # the last child died
@@ -126,7 +127,6 @@ def _serve(connection) -> None:
     """The child: make the session from the model's bytes, then run feeds until told to
     stop (None) or the parent is gone."""
     from maxlower.runtime import onnxruntime_session
-    from maxlower.verify.runner import RunTimedOut, run_budgeted
     from passes.errors import concise
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops it
@@ -146,7 +146,7 @@ def _serve(connection) -> None:
             return
         feeds, seconds = request
         try:
-            connection.send(("ok", run_budgeted(session, feeds, seconds)))
+            connection.send(("ok", run_in_process(session, feeds, seconds)))
         except RunTimedOut:
             connection.send(("timeout", None))
         except Exception as error:

@@ -23,20 +23,17 @@ Python, so a timer raises an exception in the running thread
 
 from __future__ import annotations
 
-import ctypes
 import dataclasses
 import os
 import signal
-import threading
-from collections.abc import Callable
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 from onnx_ir.passes.common import InlinePass
 
 from maxlower.runtime import onnxruntime_session, reference_evaluator
 from maxlower.serde import deserialize, serialize
+from maxlower.verify.budget import RunTimedOut, run_in_process
 from maxlower.verify.isolated import IsolatedSession, KernelDied
 from passes.errors import concise
 
@@ -55,81 +52,12 @@ class Outcome:
     killed: bool = False  # ... of SIGKILL: the OOM killer or a user, not the model's values
 
 
-class RunTimedOut(Exception):
-    """A run went past its time budget."""
-
-
-def within_budget(
-    call: Callable[[], list],
-    seconds: float,
-    stop: Callable[[], None],
-    undo: Callable[[], None] | None = None,
-) -> list:
-    """`call()`, or RunTimedOut if it is still running after `seconds`; then `stop()` has
-    been called, from a timer thread, to make it return. `undo()` withdraws a `stop()` that
-    came too late to act (the call had just returned)."""
-    lock = threading.Lock()
-    state = {"running": True, "expired": False}
-
-    def expire() -> None:
-        with lock:
-            if state["running"]:
-                state["expired"] = True
-                stop()
-
-    timer = threading.Timer(seconds, expire)
-    timer.daemon = True
-    try:
-        try:
-            timer.start()  # (inside: a short budget may be spent before start() returns)
-            outputs = call()
-        finally:
-            with lock:
-                state["running"] = False
-                if state["expired"] and undo is not None:
-                    undo()
-            timer.cancel()
-    except Exception as error:
-        if state["expired"]:
-            raise RunTimedOut from error
-        raise
-    except _Interrupted as error:  # the reference's run, stopped (a BaseException)
-        raise RunTimedOut from error
-    return outputs
-
-
-class _Interrupted(BaseException):
-    """Raised in a thread running onnx.reference whose budget is spent; a BaseException, so
-    that the evaluator's own `except Exception` does not swallow it."""
-
-
-def _set_async_exception(thread_id: int, exception: type[BaseException] | None) -> None:
-    """Raise `exception` in the thread, at its next bytecode (None: withdraw a pending one)."""
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(
-        ctypes.c_ulong(thread_id), ctypes.py_object(exception) if exception else None
-    )
-
-
 def run_budgeted(runnable, feeds: dict[str, np.ndarray], seconds: float) -> list:
-    """`runnable.run(None, feeds)` for an onnxruntime session or an onnx.reference
-    evaluator, stopped after `seconds` (RunTimedOut)."""
+    """`runnable.run(None, feeds)` for an onnxruntime session (in its child process, or
+    here) or an onnx.reference evaluator, stopped after `seconds` (RunTimedOut)."""
     if isinstance(runnable, IsolatedSession):  # budgeted in its child
         return runnable.run(feeds, seconds)
-    if isinstance(runnable, ort.InferenceSession):
-        options = ort.RunOptions()
-        return within_budget(
-            lambda: runnable.run(None, feeds, options),
-            seconds,
-            lambda: setattr(options, "terminate", True),
-        )
-    thread = threading.get_ident()
-    with np.errstate(all="ignore"):  # NaN and inf are what the trials are made of
-        return within_budget(
-            lambda: runnable.run(None, feeds),
-            seconds,
-            lambda: _set_async_exception(thread, _Interrupted),
-            lambda: _set_async_exception(thread, None),
-        )
+    return run_in_process(runnable, feeds, seconds)
 
 
 def isolated_session(model: onnx.ModelProto):
