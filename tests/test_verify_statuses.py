@@ -368,13 +368,13 @@ def test_a_dim_at_0_the_model_does_not_accept_is_not_a_skip(tmp_path):
     statuses = [t.status for t in report.trials]
     assert statuses.count("not accepted") == 1 and "skipped" not in statuses, statuses
     assert report.status == EQUIVALENT and report.ok and report.runs == len(statuses) - 1
-    assert "1 with a dim at 0 the model does not accept" in report.summary()
+    assert "1 at an edge the model does not accept" in report.summary()
     assert any("n=0" in note and "no runtime" in note for note in report.notes)
     out, exit_code, data, page = verify_cli(tmp_path, model, model)
     assert exit_code == 0, out
-    assert "0 skipped, 1 with a dim at 0 the model does not accept" in out
+    assert "0 skipped, 1 at an edge the model does not accept" in out
     assert [t["status"] for t in data["trials"]].count("not accepted") == 1
-    assert "1 with a dim at 0 the model does not accept" in page
+    assert "1 at an edge the model does not accept" in page
     # a model that accepts the empty edge compares it: nothing is 'not accepted'
     accepting = parse(KEEPS_DIM_0.replace("{0, -1}", "{-1, 2}"))
     assert "not accepted" not in [t.status for t in maxlower.verify(accepting, accepting).trials]

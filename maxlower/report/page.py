@@ -278,7 +278,7 @@ def _verification_section(verification, stages, drawn, diverging) -> str:
     skipped = sum(1 for t in v.trials if t.status == "skipped")
     outside = v.not_accepted()
     if outside:
-        skipped = f"{skipped} skipped, {outside} with a dim at 0 the model does not accept"
+        skipped = f"{skipped} skipped, {outside} at an edge the model does not accept"
     else:
         skipped = f"{skipped} skipped"
     parts = [
@@ -361,7 +361,7 @@ def _status_text(status: str) -> Markup:
         "equal": "✓ equal",
         "different": "✗ DIFFERENT",
         "skipped": "skipped",
-        "not accepted": "a dim at 0 the model does not accept",
+        "not accepted": "an edge the model does not accept",
         "unspecified": "~ unspecified by ONNX (NaN)",
         "not compared": "no elements compared",
     }

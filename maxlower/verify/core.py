@@ -175,6 +175,7 @@ def _verify(
     session = _Session(report, runners, reference_proto, candidate_proto, rtol, atol, timeout)
     session.fixed = set(fixed)
     accepted = accepts(reference_ir, (d for s in specs for d in s.dims if isinstance(d, str)))
+    session.equalled = {name: constants for name, (_, constants) in accepted.equalled.items()}
     try:  # sizes the graph needs (a Reshape to 2^24 x 64 elements) are bounded like --dim's
         check_verifiable(reference_proto, {**accepted.sizes, **dims}, set(fixed))
     except InvalidModelError as error:
@@ -214,6 +215,7 @@ class _Session:
         self.killed: list[tuple[Trial, str]] = []  # onnxruntime's process got SIGKILL
         self.fixed: set[str] = set()  # the inputs given with --inputs
         self.not_accepted: list[tuple[Trial, str]] = []  # a dim at 0 the model refuses
+        self.equalled: dict[str, list] = {}  # inputs only Equal reads: {name: its constants}
 
     def run_trial(self, trial: Trial) -> None:
         ref_runner, cand_runner = self.runners
@@ -227,10 +229,10 @@ class _Session:
         if expected.trapped:
             self._skip_trapped(record, trial, expected.error)
             return
-        if expected.outputs is None and self._outside_the_model(trial):
-            at_zero = " ".join(f"{d}=0" for d, size in trial.sizes.items() if size == 0)
+        outside = self._outside_the_model(trial) if expected.outputs is None else None
+        if outside:
             record.status = NOT_ACCEPTED
-            record.note = f"the model does not accept {at_zero}: {expected.error}"
+            record.note = f"the model does not accept {outside}: {expected.error}"
             self.not_accepted.append((trial, record.note))
             return
         if expected.outputs is None:
@@ -334,11 +336,21 @@ class _Session:
         record.note = f"{error} running the reference model: {site}"
         self.trapped.append((trial, record.note))
 
-    def _outside_the_model(self, trial: Trial) -> bool:
-        """A generated trial with a dim at 0 that the original runs on in neither runtime
-        (a Reshape with -1 of an empty tensor, say): the empty edge the trial probes is
-        not one the model has, so it is not a skip."""
-        return 0 in trial.sizes.values() and not set(trial.feeds) & self.fixed
+    def _outside_the_model(self, trial: Trial) -> str | None:
+        """What a generated trial that the original runs on in neither runtime probes
+        outside the model, if it is an edge rather than a bad pick: a dim at 0 (a Reshape
+        with -1 of an empty tensor), or a control input at a value equal to none of the
+        constants the model compares it with (silero-vad raises on a rate it does not
+        know). Not a skip: no flag would make the model run there. None otherwise."""
+        if set(trial.feeds) & self.fixed:
+            return None
+        edges = [f"{d}=0" for d, size in trial.sizes.items() if size == 0]
+        for name, constants in self.equalled.items():
+            value = trial.feeds.get(name)
+            if value is not None and value.size == 1 and value.item() not in constants:
+                edges.append(f"{name}={value.item()} (it compares {name} with "
+                             f"{', '.join(map(str, sorted(set(constants))[:4]))})")  # fmt: skip
+        return " and ".join(edges) or None
 
     def _skip_timed_out(self, record: TrialResult, trial: Trial, side: str, outcome) -> None:
         """A run past --timeout, or killed (SIGKILL: out of memory, or from outside), tells
@@ -522,9 +534,9 @@ class _Session:
         if self.not_accepted:
             trial, note = self.not_accepted[0]
             report.notes.append(
-                f"{len(self.not_accepted)} run(s) not compared because they set a dim to 0 "
-                f"and the original model runs on them in no runtime (an empty tensor it "
-                f"does not accept); first: {trial.label}: {note}"
+                f"{len(self.not_accepted)} run(s) not compared because they probe an edge "
+                f"(a dim at 0, a control value the model compares with no constant) that "
+                f"the original model runs on in no runtime; first: {trial.label}: {note}"
             )
         if self.timed_out:
             trial, note = self.timed_out[0]

@@ -19,9 +19,10 @@ EQUIVALENT_EXCEPT_NAN = "equivalent_except_unspecified_nan"
 # default, a failure under `strict` or past the ulps bound.
 EQUIVALENT_EXCEPT_EXPANDED = "equivalent_except_expanded_function_rounding"
 NOT_COMPARED = "not compared"  # an output's status when none of its elements was compared
-# a trial's status when it sets a dim to 0 and the original model runs on it in no runtime:
-# the empty edge is outside what the model accepts, so there is nothing to compare (not a
-# skip: no flag would make the model run on it)
+# a trial's status when it probes an edge (a dim at 0, a control input at a value equal to
+# none of the model's constants) and the original model runs on it in no runtime: the edge
+# is outside what the model accepts, so there is nothing to compare (not a skip: no flag
+# would make the model run on it)
 NOT_ACCEPTED = "not accepted"
 NOT_RUN = ("skipped", NOT_ACCEPTED)
 NAME_CHARS = 80  # a name in a one-line message is cut past this (the JSON has it whole)
@@ -244,7 +245,8 @@ class VerifyReport:
         return sum(1 for t in self.trials if t.status not in NOT_RUN)
 
     def not_accepted(self) -> int:
-        """The runs whose dim at 0 the original model runs on in no runtime."""
+        """The runs at an edge (a dim at 0, an unmatched control value) that the original
+        model runs on in no runtime."""
         return sum(1 for t in self.trials if t.status == NOT_ACCEPTED)
 
     def runners(self, side: str) -> Counter:
@@ -266,7 +268,7 @@ class VerifyReport:
         lines = [
             f"{head} ({exactness}; seed {self.seed}, {data_trials} trials, "
             f"{self.runs} runs compared, {skipped} skipped"
-            + (f", {outside} with a dim at 0 the model does not accept" if outside else "")
+            + (f", {outside} at an edge the model does not accept" if outside else "")
             + f"{strict})"
         ]
         lines.append(f"  runners: {self._runner_text()}")
