@@ -378,3 +378,40 @@ def test_a_dim_at_0_the_model_does_not_accept_is_not_a_skip(tmp_path):
     # a model that accepts the empty edge compares it: nothing is 'not accepted'
     accepting = parse(KEEPS_DIM_0.replace("{0, -1}", "{-1, 2}"))
     assert "not accepted" not in [t.status for t in maxlower.verify(accepting, accepting).trials]
+
+
+# --- a candidate no runtime here implements -----------------------------------------------
+
+# A bool ReduceMax converted down to opset 1 (found by the slow fuzz tier) runs in no
+# runtime here: onnxruntime has no kernel below opset 7 (Cast-1), onnx.reference none for
+# Clip-1
+BOOL_REDUCE = """<ir_version: 8, opset_import: ["" : 20]>
+m (bool[3] x) => (bool y) { y = ReduceMax <keepdims = 0> (x) }"""
+
+
+def test_a_candidate_no_runtime_implements_is_not_verified(tmp_path):
+    """Nothing can be compared where every runtime lacks an op of the candidate: that is
+    INCONCLUSIVE with the runtimes' reasons and where to check it, never DIFFERENT."""
+    original = onnx.parser.parse_model(BOOL_REDUCE)
+    candidate = maxlower.convert(original, 1)
+    report = maxlower.verify(original, candidate)
+    assert report.status == "inconclusive", report.summary()
+    assert {t.status for t in report.trials} == {"skipped"}
+    notes = " ".join(report.notes)
+    assert "No implementation for operator 'Clip'" in notes, notes
+    assert "no runtime here implements every op version of the candidate" in notes, notes
+    out, exit_code, data, _ = verify_cli(tmp_path, original, candidate)
+    assert exit_code != 0 and data["status"] == "inconclusive", out
+
+
+def test_a_candidate_that_fails_for_its_own_fault_is_still_different():
+    """The rule reads the runtimes' words for a missing implementation only: a candidate
+    that both runtimes reject for what it computes (an index past the end) differs."""
+    original = parse(
+        "(float[3] x) => (float[1] y) { i = Constant <value = int64[1] {0}> ()\ny = Gather (x, i) }"
+    )
+    candidate = parse(
+        "(float[3] x) => (float[1] y) { i = Constant <value = int64[1] {7}> ()\ny = Gather (x, i) }"
+    )
+    report = maxlower.verify(original, candidate)
+    assert report.status == "different", report.summary()

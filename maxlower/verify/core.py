@@ -211,6 +211,7 @@ class _Session:
         self.skipped: list[tuple[Trial, str]] = []
         self.timed_out: list[tuple[Trial, str]] = []
         self.unpaired: list[tuple[Trial, str]] = []  # no runtime ran both sides
+        self.unimplemented = False  # ... at least once for want of the candidate's ops
         self.trapped: list[tuple[Trial, str]] = []  # onnxruntime died on the reference
         self.killed: list[tuple[Trial, str]] = []  # onnxruntime's process got SIGKILL
         self.fixed: set[str] = set()  # the inputs given with --inputs
@@ -267,6 +268,12 @@ class _Session:
             actual.error += " running the candidate: " + _trap_site(
                 self.protos[1], trial.feeds, self.timeout
             )
+        if actual.unimplemented:  # a runtime's gap, not the candidate's fault: not compared
+            record.status = "skipped"
+            record.note = f"no runtime here implements every op of the candidate: {actual.error}"
+            self.unpaired.append((trial, record.note))
+            self.unimplemented = True
+            return
         if actual.outputs is None:
             record.status = "different"
             record.note = actual.error
@@ -549,9 +556,14 @@ class _Session:
         elif not ran:
             report.status = INCONCLUSIVE
             report.notes.append(
-                "no trial was compared, so nothing is verified: give inputs the reference "
-                "accepts with --inputs, --range, --dim or --input-shapes"
-                + (", or a longer --timeout" if self.timed_out else "")
+                "no trial was compared, so nothing is verified: "
+                + (
+                    "no runtime here implements every op version of the candidate; check it "
+                    "in the runtime it is for"
+                    if self.unimplemented
+                    else "give inputs the reference accepts with --inputs, --range, --dim or "
+                    "--input-shapes" + (", or a longer --timeout" if self.timed_out else "")
+                )
             )
         elif not any(o.elements for o in report.outputs) and not _declared_empty(self.protos[0]):
             # dtypes and shapes matched, but no element of any output was compared: the

@@ -50,6 +50,24 @@ class Outcome:
     timed_out: bool = False
     trapped: bool = False  # onnxruntime's process died of a signal (isolated.KernelDied)
     killed: bool = False  # ... of SIGKILL: the OOM killer or a user, not the model's values
+    # it failed in every runtime tried for want of an implementation (an op version or type
+    # no runtime here has), not for anything in the model: nothing can be compared on it
+    unimplemented: bool = False
+
+
+# How each runtime says it has no implementation of an op version or type. (onnxruntime
+# has no kernel below opset 7 and none for some types, Max-6 on double; onnx.reference
+# none for some old versions, Clip-1.)
+UNIMPLEMENTED = {
+    ONNXRUNTIME: ("NOT_IMPLEMENTED", "Could not find an implementation"),
+    REFERENCE: ("No implementation for operator",),
+}
+
+
+def unimplemented(runner: str, error: str | None) -> bool:
+    """Whether `error` from `runner` says it lacks an implementation (not that the model
+    is wrong)."""
+    return error is not None and any(words in error for words in UNIMPLEMENTED[runner])
 
 
 def run_budgeted(runnable, feeds: dict[str, np.ndarray], seconds: float) -> list:
@@ -114,12 +132,18 @@ class ModelRunner:
         except RunTimedOut:
             return self._timed_out(REFERENCE)
         except Exception as error:
+            reference_error = concise(error)
+            # onnxruntime's failure counts only where it was tried: a trial runs in
+            # onnx.reference alone when the other model cannot load in onnxruntime
+            ort_tried = runner != REFERENCE or self.load_error is not None
             return Outcome(
                 None,
                 None,
-                f"onnx.reference: {concise(error)}"
+                f"onnx.reference: {reference_error}"
                 if runner == REFERENCE
-                else f"onnxruntime: {ort_error}; onnx.reference: {concise(error)}",
+                else f"onnxruntime: {ort_error}; onnx.reference: {reference_error}",
+                unimplemented=unimplemented(REFERENCE, reference_error)
+                and (not ort_tried or unimplemented(ONNXRUNTIME, ort_error)),
             )
 
     def _timed_out(self, runner: str) -> Outcome:
