@@ -48,6 +48,36 @@ def _reduce(op: str, opset: int, axes, keepdims=1, noop=None, shape=(2, 3, 4), r
     return onnx.shape_inference.infer_shapes(model, strict_mode=True)  # (the outputs' shapes)
 
 
+def _reshape(opset: int, shape, allowzero=None, data=(2, 3, 4), runtime=False):
+    """A one-node Reshape of float data to `shape` (an initializer, or with `runtime` a
+    graph input), `allowzero` given when not None (it exists from opset 14)."""
+    dtype = onnx.TensorProto.FLOAT
+    inputs = [helper.make_tensor_value_info("x", dtype, data)]
+    initializers = []
+    if runtime:
+        inputs.append(helper.make_tensor_value_info("shape", onnx.TensorProto.INT64, [len(shape)]))
+    else:
+        initializers.append(onnx.numpy_helper.from_array(np.array(shape, np.int64), "shape"))
+    attrs = {} if allowzero is None else {"allowzero": allowzero}
+    node = helper.make_node("Reshape", ["x", "shape"], ["y"], **attrs)
+    out = helper.make_tensor_value_info("y", dtype, [None] * len(shape))
+    graph = helper.make_graph([node], "g", inputs, [out], initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return onnx.shape_inference.infer_shapes(model)
+
+
+def _reshape_1(shape):
+    """Reshape-1: the shape an attribute (and opset 1's data types)."""
+    node = helper.make_node("Reshape", ["x"], ["y"], shape=list(shape))
+    x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, (2, 3, 4))
+    out = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)
+    graph = helper.make_graph([node], "g", [x], [out])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 1)])
+    model.ir_version = 8
+    return model
+
+
 SAME = {
     "axes input made the attribute": (
         _reduce("ReduceMax", 18, [1], keepdims=0), _reduce("ReduceMax", 13, [1], keepdims=0)
@@ -60,6 +90,13 @@ SAME = {
     "Squeeze axes to the attribute": (
         _reduce("Squeeze", 13, [0], shape=(1, 3)), _reduce("Squeeze", 11, [0], shape=(1, 3))
     ),
+    # TorchScript's Reshape-14 says allowzero=0; the shape computed at run time
+    "Reshape-14 allowzero=0 dropped": (
+        _reshape(14, [0, -1], allowzero=0, runtime=True),
+        _reshape(13, [0, -1], runtime=True),
+    ),
+    "Reshape-5 at opset 11 relabelled": (_reshape(11, [0, 12]), _reshape(13, [0, 12])),
+    "Reshape allowzero=0 made explicit": (_reshape(13, [2, 0, 4]), _reshape(21, [2, 0, 4], 0)),
 }  # fmt: skip
 
 NOT_SAME = {
@@ -86,6 +123,12 @@ NOT_SAME = {
     "negative axis against the positive one": (
         _reduce("ReduceMax", 13, [-1]), _reduce("ReduceMax", 18, [2])
     ),
+    "allowzero=1 (a 0 is an empty dim) against 13's copy": (
+        _reshape(14, [0, -1], allowzero=1, data=(0, 3)), _reshape(13, [0, -1], data=(0, 3))
+    ),
+    "Reshape-1's shape attribute": (_reshape_1([2, 12]), _reshape(13, [2, 12])),
+    "another shape": (_reshape(13, [6, 4]), _reshape(14, [4, 6])),
+    "allowzero outside 0 and 1": (_reshape(14, [6, 4], allowzero=2), _reshape(13, [6, 4])),
 }  # fmt: skip
 # ArgMax-12 with select_last_index=1 (the last tie) against ArgMax-13 without it
 NOT_SAME["last index against first"][1].graph.node[0].attribute.append(
@@ -109,12 +152,21 @@ def test_another_node_is_left_to_the_solver(name):
     assert same_by_schema(reference, candidate) is None
 
 
+# run-time shapes (of length 2, as the model declares) for a Reshape whose shape is a graph
+# input: a 0 copied, -1 inferred, plain, -1 that does not divide, 0s that do not fit (the
+# last two an error on both sides)
+RUNTIME_SHAPES = [[0, -1], [-1, 0], [4, 6], [5, -1], [0, 0]]
+
+
 def _assert_same_bits(reference, candidate, rng) -> None:
     shape = [d.dim_value for d in reference.graph.input[0].type.tensor_type.shape.dim]
     values = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 2.5], np.float32)
-    for _ in range(5):
-        x = rng.choice(values, size=shape).astype(np.float32)
-        a, b = (_run(model, x) for model in (reference, candidate))
+    runtime = len(reference.graph.input) > 1  # a Reshape's shape given at run time
+    for k in range(len(RUNTIME_SHAPES) if runtime else 5):
+        feeds = {"x": rng.choice(values, size=shape).astype(np.float32)}
+        if runtime:
+            feeds["shape"] = np.array(RUNTIME_SHAPES[k], np.int64)
+        a, b = (_run(model, feeds) for model in (reference, candidate))
         if isinstance(a, Exception) or isinstance(b, Exception):  # (both, or a difference)
             assert isinstance(a, Exception) and isinstance(b, Exception), (a, b)
             continue
@@ -124,10 +176,10 @@ def _assert_same_bits(reference, candidate, rng) -> None:
         ), (a, b)
 
 
-def _run(model, x):
+def _run(model, feeds):
     try:
         with np.errstate(all="ignore"):
-            return ReferenceEvaluator(model).run(None, {"x": x})[0]
+            return ReferenceEvaluator(model).run(None, feeds)[0]
     except Exception as error:  # an axis named twice, say: an error on both sides or neither
         return error
 
@@ -160,6 +212,35 @@ def _pairs(draw):
 def test_every_pair_taken_by_the_schemas_gives_the_same_bits(pair, seed):
     """A checker checked by a checker: whenever the schemas' argument says one function,
     onnx.reference gives the same bits on inputs with ±0, ±inf and NaN."""
+    reference, candidate = pair
+    if same_by_schema(reference, candidate) is None:
+        return
+    _assert_same_bits(reference, candidate, np.random.default_rng(seed))
+
+
+@st.composite
+def _reshape_pairs(draw):
+    """Two Reshapes of (2, 3, 4) data, each at an opset from 5 to 21 (Reshape-5, 13, 14,
+    19, 21), allowzero absent, 0 or 1 where it exists, to a constant shape drawn from
+    entries the spec gives meaning to (0 copies or, with allowzero=1, is empty; -1
+    infers) or to a run-time one; some fit the data, some do not (an error on both
+    sides or neither, _assert_same_bits)."""
+    runtime = draw(st.booleans())
+    shape = draw(st.lists(st.sampled_from([0, -1, 1, 2, 3, 4, 6, 12, 24]), min_size=1, max_size=4))
+    sides = []
+    for _ in range(2):
+        opset = draw(st.sampled_from([5, 11, 13, 14, 18, 19, 21]))
+        allowzero = draw(st.sampled_from([None, 0, 1])) if opset >= 14 else None
+        # (a run-time shape is fed: RUNTIME_SHAPES, of length 2)
+        sides.append(_reshape(opset, [0, -1] if runtime else shape, allowzero, runtime=runtime))
+    return sides
+
+
+@budget.fuzz(200, database=None)
+@given(_reshape_pairs(), st.integers(0, 2**32 - 1))
+def test_every_reshape_pair_taken_by_the_schemas_gives_the_same_bits(pair, seed):
+    """The same, for Reshape across its versions (allowzero added at 14): whatever the
+    schemas' argument takes, onnx.reference runs to the same bits, or fails on both."""
     reference, candidate = pair
     if same_by_schema(reference, candidate) is None:
         return

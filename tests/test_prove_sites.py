@@ -491,3 +491,40 @@ def test_prove_runs_after_the_summary_and_the_verification(tmp_path, monkeypatch
     bad = CliRunner().invoke(cli, [*args, "--range", "nope=0:1"])
     assert bad.exit_code == 2 and "nope" in bad.output
     assert proved == [], "the proof ran before --verify refused its option"
+
+
+# A TorchScript Reshape-14 says allowzero=0 (its default, what Reshape-13 does), to a shape
+# computed at run time: inference gives the output no shape, which the solver needs and the
+# schemas' argument does not (vit_b_16, gpt2 and bert exports, 14 -> 13, were INCONCLUSIVE)
+RESHAPE_RUNTIME_SHAPE = (
+    '<ir_version: 8, opset_import: ["" : 14]>\n'
+    "g (float[2,3,4] x, int64[n] shape) => (float y) {\n"
+    "  r = Reshape <allowzero = 0> (x, shape)\n  y = ReduceMax <keepdims = 0> (r)\n}"
+)
+
+
+def test_a_reshape_to_a_run_time_shape_is_proved_by_the_schemas(tmp_path):
+    model = _model(RESHAPE_RUNTIME_SHAPE)
+    converted, report = maxlower.convert_with_report(model, 13, prove=True)
+    reshape = [s for s in report.proof.sites if s.op_type == "Reshape"]
+    assert [s.method for s in reshape] == ["schema"] and report.proof.ok, report.proof.summary()
+    assert "any size" in reshape[0].line()
+    assert any("Reshape-13 and Reshape-14" in a for a in report.proof.assumptions)
+    # the same through the command line, and the proof is of a conversion that runs alike
+    source = tmp_path / "m.onnx"
+    onnx.save(model, source)
+    out = tmp_path / "out.onnx"
+    result = CliRunner().invoke(
+        cli, ["convert", str(source), "--opset", "13", "--prove", "-o", str(out)]
+    )
+    assert result.exit_code == 0 and "proof: PROVED" in result.output, result.output
+    feeds = {"x": np.arange(24, dtype=np.float32).reshape(2, 3, 4), "shape": np.array([0, -1])}
+    expected = ReferenceEvaluator(model).run(None, feeds)
+    assert ReferenceEvaluator(onnx.load(out)).run(None, feeds)[0] == expected[0]
+
+
+def test_a_reshape_that_changes_meaning_is_not_taken_without_shapes():
+    """allowzero=1 (a 0 makes an empty dim) has no form at 13: refused, never proved."""
+    model = _model(RESHAPE_RUNTIME_SHAPE.replace("allowzero = 0", "allowzero = 1"))
+    with pytest.raises(maxlower.ConversionError, match="allowzero"):
+        maxlower.convert_with_report(model, 13, prove=True)

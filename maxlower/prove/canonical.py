@@ -18,7 +18,8 @@ bits). The verdict lists that as an assumption, as it lists shared nodes.
 
 Only ops whose versions from 11 on differ in nothing but types, attributes and attributes
 moved to inputs are read so (SCHEMA_ONLY_OPS): their meaning is the same wherever both
-versions run (negative axes from 11 on, so an axis means one thing at both).
+versions run (negative axes from 11 on, so an axis means one thing at both). Reshape-14
+with `allowzero=0`, as TorchScript exports write it, is Reshape-13 by this argument.
 """
 
 from __future__ import annotations
@@ -36,9 +37,14 @@ SCHEMA_ONLY_OPS = frozenset(
         "ReduceMax", "ReduceMin", "ReduceSum", "ReduceMean", "ReduceProd", "ReduceL1",
         "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare",
         "ArgMax", "ArgMin", "Squeeze", "Unsqueeze",
+        # from 5 (`shape` an input): 13 added bfloat16, 14 `allowzero` (its default 0 is
+        # what 13 does with a 0 in the shape: copy the input's dim), 19 to 25 more types
+        "Reshape",
     }
 )  # fmt: skip
 SINCE = 11  # both versions from here on (negative axes mean one thing at both)
+# Reshape's first version with `shape` as an input; it has no axes
+SINCE_OF = {"Reshape": 5}
 ABSENT = "<absent input>"
 
 
@@ -78,7 +84,7 @@ def node_form(model: onnx.ModelProto) -> Form | None:
     if node.domain not in ("", "ai.onnx") or node.op_type not in SCHEMA_ONLY_OPS:
         return None
     schema = onnx.defs.get_schema(node.op_type, opset, "")
-    if schema.since_version < SINCE:
+    if schema.since_version < SINCE_OF.get(node.op_type, SINCE):
         return None
     params: dict[str, object] = {
         a.name: _value(onnx.helper.get_attribute_value(a)) for a in node.attribute
@@ -106,7 +112,7 @@ def _plain(form: Form, rank: int | None) -> bool:
     each axis once, in increasing order. Outside it onnx.reference's classes for the
     versions part ways (keepdims=2, an empty or unsorted list, an axis named twice: red
     team 4), so the solver decides."""
-    for flag in ("keepdims", "noop_with_empty_axes", "select_last_index"):
+    for flag in ("keepdims", "noop_with_empty_axes", "select_last_index", "allowzero"):
         if form.params.get(flag, 0) not in (0, 1):
             return False
     axes = form.params.get("axes", ABSENT)
@@ -193,10 +199,11 @@ def _value(value: object) -> object:
 
 
 def _attribute_names(op_type: str) -> set[str]:
-    """Every attribute name any version of the op has (an input so named is a parameter
-    that moved between an attribute and an input)."""
+    """Every attribute name a version of the op that this argument reads has (an input so
+    named is a parameter that moved between an attribute and an input). Reshape's `shape`
+    was an attribute only before opset 5: from 5 on it is a value input, compared as one."""
     names: set[str] = set()
-    for version in range(1, onnx.defs.onnx_opset_version() + 1):
+    for version in range(SINCE_OF.get(op_type, SINCE), onnx.defs.onnx_opset_version() + 1):
         try:
             names.update(onnx.defs.get_schema(op_type, version, "").attributes)
         except onnx.defs.SchemaError:

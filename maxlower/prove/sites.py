@@ -103,7 +103,9 @@ class SiteProof:
 
     def line(self) -> str:
         text = f"{self.status.upper()}: {self.label()}, {self.kind} ({self.stage})"
-        text += f", method {self.method}, {self.elements} input elements, {self.seconds:.2f} s"
+        # (the schemas' argument holds at any size: no count, which may be unknown)
+        size = "any size" if self.method == "schema" else f"{self.elements} input elements"
+        text += f", method {self.method}, {size}, {self.seconds:.2f} s"
         if self.status == PROVED and self.proof is not None:  # the bound it was proved at
             text += f", {self.proof.coverage_text()}"
         return text + (f": {self.reason}" if self.reason else "")
@@ -497,15 +499,23 @@ def prove_site(
     start = time.perf_counter()
     remedy = REMEDY + (RULES_REMEDY if site.op_type in FAMILY else "")
     try:
-        reference, candidate = site_models(
-            site, before_model, after_model, before[site.where], after[site.where]
-        )
+        scopes = before[site.where], after[site.where]
+        try:
+            reference, candidate = site_models(site, before_model, after_model, *scopes)
+        except SiteOutside:
+            # values inference gave no shape (a Reshape to a shape computed at run time):
+            # the schemas' argument needs none, the solver does
+            typed = site_models(site, before_model, after_model, *scopes, shapes=False)
+            if same_by_schema(*typed) is None:
+                raise
+            reference, candidate = typed
         reader = None
         if not options.signed_zeros:
             reader = _zero_sign_reader(site, before[site.where], after[site.where])
         assumption = same_by_schema(reference, candidate)
         if assumption is not None:  # one function by the spec: every size, bit for bit
-            elements = _elements(reference.graph.input, options.max_dim)
+            shaped = all(v.type.tensor_type.HasField("shape") for v in reference.graph.input)
+            elements = _elements(reference.graph.input, options.max_dim) if shaped else 0
             policy = Policy(signed_zeros=options.signed_zeros)
             by_schema = ProofReport(PROVED, policy, [], [assumption], "schema")
             decided = (PROVED, "schema", elements, None, by_schema)
@@ -694,17 +704,20 @@ def site_models(
     after_model: onnx.ModelProto,
     before: Scope,
     after: Scope,
+    *,
+    shapes: bool = True,
 ) -> tuple[onnx.ModelProto, onnx.ModelProto]:
     """(reference, candidate): the node before at the source opset and the replacement at
-    the target opset, reading the same free inputs."""
+    the target opset, reading the same free inputs. Without `shapes`, a value whose shape
+    inference does not give is typed without one (for the schemas' argument only)."""
     ref_nodes, ref_consts, ref_free = _closed(site.before, before)
     cand_nodes, cand_consts, cand_free = _closed(site.after, after)
     free = list(dict.fromkeys([*ref_free, *cand_free]))
-    inputs = [_value_info(name, before, after, "input") for name in free]
+    inputs = [_value_info(name, before, after, "input", shapes) for name in free]
     # each side's outputs typed as its own model has them: a value that the two models
     # shape differently inside is a difference of the region, never of its typing
-    ref_outputs = [_value_info(name, before, after, "output") for name in site.outputs]
-    cand_outputs = [_value_info(name, after, before, "output") for name in site.outputs]
+    ref_outputs = [_value_info(name, before, after, "output", shapes) for name in site.outputs]
+    cand_outputs = [_value_info(name, after, before, "output", shapes) for name in site.outputs]
     name = f"site {site.node}"
     reference = _model(name, ref_nodes, ref_consts, inputs, ref_outputs, before_model, site.where)
     candidate = _model(name, cand_nodes, cand_consts, inputs, cand_outputs, after_model, site.where)
@@ -737,12 +750,16 @@ def _closed(nodes: list[onnx.NodeProto], scope: Scope):
     return [*constants, *nodes], tensors, free
 
 
-def _value_info(name: str, first: Scope, then: Scope, what: str) -> onnx.ValueInfoProto:
-    """The value's type in `first`, else in `then`."""
+def _value_info(
+    name: str, first: Scope, then: Scope, what: str, shapes: bool = True
+) -> onnx.ValueInfoProto:
+    """The value's type in `first`, else in `then` (with `shapes`, only with a shape)."""
     type_proto = first.type_protos.get(name) or then.type_protos.get(name)
     if type_proto is None or not type_proto.HasField("tensor_type"):
         raise SiteOutside(f"the site's {what} {name!r} has no known tensor type")
-    if not type_proto.tensor_type.HasField("shape"):  # (a declared shape is no fact: _typed)
+    if shapes and not type_proto.tensor_type.HasField(
+        "shape"
+    ):  # (a declared shape is no fact: _typed)
         raise SiteOutside(
             f"the site's {what} {name!r} has no shape that inference gives from the graph "
             "inputs and constants"
