@@ -53,6 +53,9 @@ class Scope:
     # included): what the prover needs to rebuild a site as a model of its own
     type_protos: collections.ChainMap = dataclasses.field(default_factory=collections.ChainMap)
     tensors: collections.ChainMap = dataclasses.field(default_factory=collections.ChainMap)
+    # the inputs of this graph and of every graph around it: an initializer so named is a
+    # default a caller may override, never a constant, also where a subgraph reads it
+    overridable: frozenset[str] = frozenset()
 
     def order(self) -> dict[int, int]:
         """{id(node): its place in the graph}."""
@@ -215,19 +218,28 @@ class _Types:
         )
 
 
-def _add_scope(found: dict[str, Scope], where: str, graph, outer: _Types) -> None:
+def _add_scope(
+    found: dict[str, Scope],
+    where: str,
+    graph,
+    outer: _Types,
+    outer_inputs: frozenset[str] = frozenset(),
+) -> None:
     initializers = getattr(graph, "initializer", [])
     types = outer.inner(graph)
+    inputs = [v if isinstance(v, str) else v.name for v in graph.input]
+    overridable = outer_inputs | frozenset(inputs)
     found[where] = Scope(
         where,
         list(graph.node),
         {output: node for node in graph.node for output in node.output if output},
         types.text,
-        [v if isinstance(v, str) else v.name for v in graph.input],
+        inputs,
         [v if isinstance(v, str) else v.name for v in graph.output],
         {t.name for t in initializers},
         types.protos,
         types.tensors,
+        overridable,
     )
     for node in graph.node:
         for attr in node.attribute:
@@ -236,7 +248,8 @@ def _add_scope(found: dict[str, Scope], where: str, graph, outer: _Types) -> Non
                 subgraphs = list(attr.graphs)
             for i, body in enumerate(subgraphs):
                 index = i if attr.type == onnx.AttributeProto.GRAPHS else None
-                _add_scope(found, subgraph_place(where, node, attr.name, index), body, types)
+                place = subgraph_place(where, node, attr.name, index)
+                _add_scope(found, place, body, types, overridable)
 
 
 def all_value_names(model: onnx.ModelProto) -> set[str]:

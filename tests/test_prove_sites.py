@@ -505,7 +505,7 @@ RESHAPE_RUNTIME_SHAPE = (
 
 def test_a_reshape_to_a_run_time_shape_is_proved_by_the_schemas(tmp_path):
     model = _model(RESHAPE_RUNTIME_SHAPE)
-    converted, report = maxlower.convert_with_report(model, 13, prove=True)
+    _, report = maxlower.convert_with_report(model, 13, prove=True)
     reshape = [s for s in report.proof.sites if s.op_type == "Reshape"]
     assert [s.method for s in reshape] == ["schema"] and report.proof.ok, report.proof.summary()
     assert "any size" in reshape[0].line()
@@ -528,3 +528,37 @@ def test_a_reshape_that_changes_meaning_is_not_taken_without_shapes():
     model = _model(RESHAPE_RUNTIME_SHAPE.replace("allowzero = 0", "allowzero = 1"))
     with pytest.raises(maxlower.ConversionError, match="allowzero"):
         maxlower.convert_with_report(model, 13, prove=True)
+
+
+# A site in an If branch that reads a main-graph input with a default (an initializer of
+# the same name): a caller may feed another value, so the site's model takes it as an input
+# like any free value, never as a constant (red team: it was read as the default's tensor,
+# so a full proof there would have held at the default only)
+OUTER_DEFAULT = _model(
+    '<ir_version: 8, opset_import: ["" : 18]>\n'
+    "g (bool c, float[2,3] x, int64[1] axes = {1}) => (float[2] y) {\n"
+    "  y = If (c) <\n"
+    "    then_branch = t () => (float[2] r) { r = ReduceMax <keepdims = 0> (x, axes) },\n"
+    "    else_branch = e () => (float[2] r2) { r2 = ReduceMax <keepdims = 0> (x, axes) }>\n"
+    "}"
+)
+
+
+def test_a_subgraph_site_takes_an_outer_default_as_an_input():
+    from maxlower.changes import scopes
+
+    for where, scope in scopes(OUTER_DEFAULT).items():
+        assert "axes" in scope.overridable and "axes" in scope.tensors, where
+    branch = scopes(OUTER_DEFAULT)["main graph > If '<unnamed If>' > then_branch"]
+    from maxlower.prove.sites import _closed
+
+    _, tensors, free = _closed(branch.nodes, branch)
+    assert free == ["x", "axes"] and tensors == []
+    # and the conversion's proof holds for other axes than the default
+    converted, report = maxlower.convert_with_report(OUTER_DEFAULT, 13, prove=True)
+    assert report.proof.ok, report.proof.summary()
+    feeds = {"c": np.array(True), "x": np.arange(6, dtype=np.float32).reshape(2, 3)}
+    for axes in ([0], [1], [-1]):
+        feeds["axes"] = np.array(axes)
+        want = ReferenceEvaluator(OUTER_DEFAULT).run(None, feeds)[0]
+        assert np.array_equal(ReferenceEvaluator(converted).run(None, feeds)[0], want)

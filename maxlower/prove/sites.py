@@ -733,7 +733,7 @@ def _closed(nodes: list[onnx.NodeProto], scope: Scope):
     free: list[str] = []
     for name in reads(nodes):
         producer = scope.producer.get(name)
-        if name in scope.tensors and name not in scope.inputs:
+        if name in scope.tensors and name not in scope.overridable:
             if scope.tensors[name].data_location == onnx.TensorProto.EXTERNAL:
                 raise SiteOutside(f"the site reads {name!r}, stored as external data")
             tensors.append(scope.tensors[name])
