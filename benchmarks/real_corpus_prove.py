@@ -1,0 +1,147 @@
+"""Every real export of the corpus converted down with --prove, as one batch per target
+(issue 27's acceptance: `convert --prove` PROVED on the conversions that convert, with every
+site proved, at the models' real sizes).
+
+    python benchmarks/real_corpus_prove.py --corpus CORPUS --results benchmarks/RESULTS.md
+
+CORPUS is what `benchmarks/real_exports.py --out DIR` makes (torchvision and transformers
+models from small configs, both torch exporters). For each target (13 and 11 by default)
+it runs `maxlower convert CORPUS --opset T -o OUT --prove --jobs 2 --json LINES` and
+tabulates each model: refused (with the reason), or the proof's status, its sites and how
+many were proved, by which methods, its seconds, and for an INCONCLUSIVE proof the site
+that stopped it and why. A refused conversion is not a proof's failure: the shares are
+over the conversions that convert.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import datetime
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+from benchmarks.report import git_revision, machine, versions_text, write_section  # noqa: E402
+
+START_MARKER = "<!-- real-corpus-prove:start -->"
+END_MARKER = "<!-- real-corpus-prove:end -->"
+REASON_CHARS = 160  # of a blocker's reason, in the table
+
+
+def batch(corpus: Path, target: int, work: Path, jobs: int) -> tuple[list[dict], float]:
+    lines = work / f"opset{target}.jsonl"
+    command = [sys.executable, "-m", "maxlower", "convert", str(corpus), "--opset", str(target)]
+    command += ["-o", str(work / f"opset{target}"), "--prove", "--jobs", str(jobs), "-q"]
+    command += ["--json", str(lines)]
+    started = time.perf_counter()
+    subprocess.run(command, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    return [json.loads(line) for line in lines.read_text().splitlines()], seconds
+
+
+def row(record: dict) -> dict:
+    """One model's line: refused, or its proof."""
+    name = Path(record["input"]).name
+    result = record.get("result") if isinstance(record.get("result"), dict) else None
+    proof = (result or {}).get("proof")
+    if proof is None:  # refused (or crashed): no proof to report
+        reason = (record.get("error") or record["status"]).split(". To make it possible")[0]
+        return {"model": name, "converted": False, "status": record["status"], "why": reason}
+    sites = proof.get("sites") or []
+    proved = [s for s in sites if s["status"] == "proved"]
+    methods = collections.Counter(s["method"] for s in proved)
+    blocker = next((s for s in sites if s["status"] != "proved"), None)
+    why = ""
+    if blocker is not None:
+        why = f"{blocker['op_type']} {blocker['node']!r}: {blocker.get('reason') or ''}"
+    return {
+        "model": name,
+        "converted": True,
+        "status": proof["status"],
+        "sites": len(sites),
+        "proved": len(proved),
+        "methods": ", ".join(f"{m} {n}" for m, n in sorted(methods.items())) or "-",
+        "seconds": proof.get("seconds") or 0.0,
+        "why": why,
+    }
+
+
+def short(text: str) -> str:
+    text = " ".join(text.split()).replace("|", "\\|")
+    return text if len(text) <= REASON_CHARS else text[: REASON_CHARS - 1] + "…"
+
+
+def table(target: int, rows: list[dict], seconds: float) -> list[str]:
+    converted = [r for r in rows if r["converted"]]
+    proved = [r for r in converted if r["status"] == "proved"]
+    share = 100 * len(proved) / len(converted) if converted else 0.0
+    median = statistics.median([r["seconds"] for r in converted]) if converted else 0.0
+    lines = [
+        f"### To opset {target}",
+        "",
+        f"- {len(rows)} models, {len(converted)} convert: **PROVED {len(proved)} of "
+        f"{len(converted)} ({share:.1f}%)**, every site proved; median proof "
+        f"{median:.2f} s; the batch {seconds:.0f} s on 2 jobs",
+        "",
+        "| model | proof | sites | proved | methods | seconds | what stopped it |",
+        "|---|---|---:|---:|---|---:|---|",
+    ]
+    for r in sorted(converted, key=lambda r: (r["status"] == "proved", r["model"])):
+        lines.append(
+            f"| {r['model']} | {r['status']} | {r['sites']} | {r['proved']} | {r['methods']} "
+            f"| {r['seconds']:.2f} | {short(r['why'])} |"
+        )
+    refused = collections.Counter(short(r["why"]) for r in rows if not r["converted"])
+    if refused:
+        lines += ["", "Refused (not counted above):", ""]
+        lines += [f"- {n} × {why}" for why, n in refused.most_common()]
+    return [*lines, ""]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, required=True, help="a real_exports.py folder")
+    parser.add_argument("--targets", type=int, nargs="+", default=[13, 11])
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--results", type=Path, help="write the section into this file")
+    args = parser.parse_args()
+    sections = []
+    with tempfile.TemporaryDirectory() as directory:
+        for target in args.targets:
+            records, seconds = batch(args.corpus, target, Path(directory), args.jobs)
+            sections += table(target, [row(r) for r in records], seconds)
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    command = "python benchmarks/real_corpus_prove.py --corpus CORPUS"
+    text = "\n".join(
+        [
+            START_MARKER,
+            "## Real exports converted down with --prove",
+            "",
+            "Written by `benchmarks/real_corpus_prove.py`; rerun it rather than editing this "
+            "section.",
+            "",
+            f"- Date: {now}",
+            f"- Machine: {machine()}",
+            f"- Versions: {versions_text()}, maxlower git {git_revision()}",
+            f"- Command: `{command} --results benchmarks/RESULTS.md` (CORPUS from "
+            "`benchmarks/real_exports.py`)",
+            "",
+            *sections,
+            END_MARKER,
+        ]
+    )
+    print(text)
+    if args.results is not None:
+        write_section(args.results, text, START_MARKER, END_MARKER)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

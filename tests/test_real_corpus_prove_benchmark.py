@@ -1,0 +1,72 @@
+"""benchmarks/real_corpus_prove.py on a corpus of small models (the real corpus needs
+torch): each conversion's proof is tabulated (sites, proved, methods, what stopped it), the
+PROVED share is over the conversions that convert, and a refusal is listed apart."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from tests import benchmark_scripts
+from tests.test_real_corpus_verify_benchmark import small_corpus
+
+SCRIPT = benchmark_scripts.ROOT / "benchmarks" / "real_corpus_prove.py"
+START, END = "<!-- real-corpus-prove:start -->", "<!-- real-corpus-prove:end -->"
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("real_corpus_prove", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_row_says_what_stopped_a_proof_and_a_refusal_why():
+    module = _module()
+    site = {"op_type": "HardSwish", "node": "hs", "method": "-", "status": "inconclusive",
+            "reason": "op HardSwish is outside the prover's fragment"}  # fmt: skip
+    proved = {"op_type": "Reshape", "node": "r", "method": "schema", "status": "proved"}
+    record = {
+        "input": "/c/m.onnx",
+        "status": "inconclusive",
+        "result": {"proof": {"status": "inconclusive", "seconds": 0.5, "sites": [proved, site]}},
+    }
+    row = module.row(record)
+    assert (row["sites"], row["proved"], row["methods"]) == (2, 1, "schema 1")
+    assert row["why"].startswith("HardSwish 'hs': op HardSwish is outside")
+    refused = module.row(
+        {"input": "/c/b.onnx", "status": "no exact form", "error": "node 'm' (Max): no"
+         " bfloat16 form. To make it possible: opset 13", "result": None}
+    )  # fmt: skip
+    assert not refused["converted"] and refused["why"] == "node 'm' (Max): no bfloat16 form"
+    lines = module.table(13, [row, refused], 3.0)
+    assert "PROVED 0 of 1 (0.0%)" in lines[2] and "1 × node 'm' (Max)" in "\n".join(lines)
+
+
+@pytest.mark.slow  # two batches with --prove in subprocesses
+def test_a_small_corpus_tabulates_each_proof(tmp_path: Path):
+    results = benchmark_scripts.seeded_results(tmp_path, START, END)
+    corpus = small_corpus(tmp_path)
+    # a HardSwish at 14, expanded at 13: outside the prover's fragment, INCONCLUSIVE
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+    graph = helper.make_graph([helper.make_node("HardSwish", ["x"], ["y"])], "hs", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    model.ir_version = 8
+    onnx.save(model, corpus / "hardswish.torchscript.opset14.onnx")
+    benchmark_scripts.run(
+        SCRIPT, "--corpus", str(corpus), "--targets", "13", "--results", str(results),
+        timeout=300,
+    )  # fmt: skip
+    section = benchmark_scripts.only_section(results, START, END)
+    assert "PROVED 2 of 3 (66.7%)" in section, section
+    rows = dict(re.findall(r"^\| (\S+\.onnx) \| (\w+) \|", section, re.M))
+    assert rows == {"head.torchscript.opset18.onnx": "proved",
+                    "bf16.torchscript.opset13.onnx": "proved",
+                    "hardswish.torchscript.opset14.onnx": "inconclusive"}, section  # fmt: skip
+    assert "HardSwish" in section and "outside the prover's fragment" in section
