@@ -415,3 +415,63 @@ def test_a_candidate_that_fails_for_its_own_fault_is_still_different():
     )
     report = maxlower.verify(original, candidate)
     assert report.status == "different", report.summary()
+
+
+# The red team of that rule: onnx.reference has no DequantizeLinear-13, so a candidate with
+# one runs in onnx.reference on no trial; none of that may pass for a runtime's gap
+DEQUANTIZED_ZERO = """
+  q = Constant <value = int8[1] {0}> ()
+  s = Constant <value = float {1.0}> ()
+  zero = DequantizeLinear (q, s)"""
+
+
+def test_a_trial_run_in_onnx_reference_for_the_other_side_is_not_a_runtime_gap():
+    """The reference's bool ReduceMax at N=0 runs in onnx.reference only (onnxruntime
+    refuses the empty bool set), so the candidate runs there too, and fails on its
+    DequantizeLinear: that trial is a difference (the candidate says True where the
+    reference says False, in onnxruntime), never a skip beside passing trials."""
+    reference = onnx.parser.parse_model(
+        '<ir_version: 10, opset_import: ["" : 20]>\n'
+        "g (bool[N] x) => (bool y) { y = ReduceMax <keepdims = 0> (x) }"
+    )
+    candidate = onnx.parser.parse_model(
+        '<ir_version: 8, opset_import: ["" : 13]>\ng (bool[N] x) => (bool y) {'
+        + DEQUANTIZED_ZERO
+        + """
+  f = Cast <to = 1> (x)
+  fz = Add (f, zero)
+  m = ReduceMax <keepdims = 0> (fz)
+  y = Cast <to = 9> (m)
+}"""
+    )
+    report = maxlower.verify(reference, candidate)
+    assert report.status == "different" and not report.ok, report.summary()
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_a_name_the_model_supplies_is_never_a_runtime_s_words(named):
+    """A node named NOT_IMPLEMENTED, or a local function named like onnx.reference's
+    message, does not make a candidate's own failure (a Reshape to 3 columns of N
+    elements) a runtime's gap."""
+    reference = parse("(float[N] x) => (float[N] y) { y = Identity (x) }")
+    candidate = onnx.parser.parse_model(
+        '<ir_version: 8, opset_import: ["" : 13, "local" : 1]>\ng (float[N] x) => (float[N] y) {'
+        + DEQUANTIZED_ZERO
+        + """
+  xz = Add (x, zero)
+  shp = Constant <value = int64[2] {-1, 3}> ()
+  back = Constant <value = int64[1] {-1}> ()
+  r = Reshape (xz, shp)
+  y = Reshape (r, back)
+}"""
+    )
+    if named:
+        candidate.graph.node[6].name = "Could not find an implementation for Add(1) NOT_IMPLEMENTED"
+        candidate.functions.append(
+            h.make_function(
+                "local", "No implementation for operator", ["a"], ["b"],
+                [h.make_node("Identity", ["a"], ["b"])], [h.make_opsetid("", 13)],
+            )
+        )  # fmt: skip
+    report = maxlower.verify(reference, candidate)
+    assert report.status == "different" and not report.ok, report.summary()

@@ -553,7 +553,7 @@ class _Session:
             )
         if any(o.status == "different" for o in report.outputs):
             report.status = DIFFERENT
-        elif not ran:
+        elif not ran or self.unimplemented:  # (a trial skipped so is never a pass)
             report.status = INCONCLUSIVE
             report.notes.append(
                 "no trial was compared, so nothing is verified: "
