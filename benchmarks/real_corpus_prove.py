@@ -18,32 +18,19 @@ from __future__ import annotations
 import argparse
 import collections
 import datetime
-import json
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
+from benchmarks.real_corpus_verify import batch  # noqa: E402
 from benchmarks.report import git_revision, machine, versions_text, write_section  # noqa: E402
 
 START_MARKER = "<!-- real-corpus-prove:start -->"
 END_MARKER = "<!-- real-corpus-prove:end -->"
 REASON_CHARS = 160  # of a blocker's reason, in the table
-
-
-def batch(corpus: Path, target: int, work: Path, jobs: int) -> tuple[list[dict], float]:
-    lines = work / f"opset{target}.jsonl"
-    command = [sys.executable, "-m", "maxlower", "convert", str(corpus), "--opset", str(target)]
-    command += ["-o", str(work / f"opset{target}"), "--prove", "--jobs", str(jobs), "-q"]
-    command += ["--json", str(lines)]
-    started = time.perf_counter()
-    subprocess.run(command, capture_output=True, text=True)
-    seconds = time.perf_counter() - started
-    return [json.loads(line) for line in lines.read_text().splitlines()], seconds
 
 
 def row(record: dict) -> dict:
@@ -115,7 +102,8 @@ def main() -> int:
     sections = []
     with tempfile.TemporaryDirectory() as directory:
         for target in args.targets:
-            records, seconds = batch(args.corpus, target, Path(directory), args.jobs)
+            work = Path(directory)
+            records, seconds = batch([args.corpus], target, work, args.jobs, "--prove")
             sections += table(target, [row(r) for r in records], seconds)
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     command = "python benchmarks/real_corpus_prove.py --corpus CORPUS"
