@@ -37,6 +37,7 @@ from maxlower.serde import deserialize, serialize
 from maxlower.verify.budget import RunTimedOut, run_in_process
 from maxlower.verify.isolated import IsolatedSession, KernelDied
 from passes.errors import concise
+from passes.graph_utils import graph_protos
 
 ONNXRUNTIME, REFERENCE = "onnxruntime", "onnx.reference"
 
@@ -76,18 +77,9 @@ def missing_implementation(runner: str, error: str | None, model: onnx.ModelProt
 
 
 def _default_ops(model: onnx.ModelProto) -> set[str]:
-    graphs = [model.graph]
-    ops: set[str] = set()
-    while graphs:
-        graph = graphs.pop()
-        for node in graph.node:
-            if node.domain in ("", "ai.onnx"):
-                ops.add(node.op_type)
-            graphs += [a.g for a in node.attribute if a.HasField("g")]
-            graphs += [g for a in node.attribute for g in a.graphs]
-    for function in model.functions:
-        ops.update(n.op_type for n in function.node if n.domain in ("", "ai.onnx"))
-    return ops
+    nodes = [n for g in graph_protos(model.graph) for n in g.node]
+    nodes += [n for f in model.functions for n in f.node]
+    return {n.op_type for n in nodes if n.domain in ("", "ai.onnx")}
 
 
 def run_budgeted(runnable, feeds: dict[str, np.ndarray], seconds: float) -> list:
