@@ -4,8 +4,10 @@ whose rank shape inference cannot know, as third-party exporters write them.
 `shapeless_models()` draws a model at a random opset whose input passes through Squeeze
 without axes on a dynamic dim (so the value has a type and no rank), then one op of the
 axes family or a reduction (ReduceMean, ReduceSum, ReduceProd, ReduceL2, Squeeze, Unsqueeze,
-Flatten, Softmax...) with its axes spelt as that opset spells them (attribute or constant
-input), optionally inside both branches of an If, then a Reshape to one dimension.
+Flatten...) with its axes spelt as that opset spells them (attribute or constant input), or
+one of Softmax, LogSoftmax and Hardmax (whose axis changed meaning at 13: the 2-D coercion
+before, one axis after) with its axis given or left at its version's default, optionally
+inside both branches of an If, then a Reshape to one dimension.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from tests.fixtures.export_patterns import parse_with_shapeless_branches
 _AXES_INPUT_SINCE = {"ReduceSum": 13, "Squeeze": 13, "Unsqueeze": 13}
 _REDUCE_INPUT_SINCE = 18
 REDUCTIONS = ("ReduceMean", "ReduceSum", "ReduceProd", "ReduceL2", "ReduceMin")
-OPS = (*REDUCTIONS, "Squeeze", "Unsqueeze")
+SOFTMAX_LIKE = ("Softmax", "LogSoftmax", "Hardmax")
+OPS = (*REDUCTIONS, "Squeeze", "Unsqueeze", *SOFTMAX_LIKE)
 
 
 def _axes_as_input(op: str, opset: int) -> bool:
@@ -27,8 +30,11 @@ def _axes_as_input(op: str, opset: int) -> bool:
     return opset >= since
 
 
-def _node_text(op: str, opset: int, axis: int, keepdims: int) -> str:
-    """`o = op(r, ...)` at `opset`; Squeeze removes the axis Unsqueeze adds first."""
+def _node_text(op: str, opset: int, axis: int | None, keepdims: int) -> str:
+    """`o = op(r, ...)` at `opset`; Squeeze removes the axis Unsqueeze adds first. A
+    Softmax-like op takes `axis` (None: left at its version's default)."""
+    if op in SOFTMAX_LIKE:
+        return f"o = {op} <axis = {axis}> (r)" if axis is not None else f"o = {op} (r)"
     extra = ""
     if op == "Squeeze":
         # the value is [N, 4] at run time (N = 2): insert a 1 to squeeze
@@ -56,7 +62,7 @@ def shapeless_models(draw) -> onnx.ModelProto:
     opset = draw(st.sampled_from([11, 12, 13, 15, 16, 17, 18, 20, 21]))
     op = draw(st.sampled_from(OPS))
     # nonnegative axes below 11 are the only ones onnx defines there; both kinds from 11
-    axis = draw(st.sampled_from([0, 1, -1]))
+    axis = draw(st.sampled_from([0, 1, -1, None] if op in SOFTMAX_LIKE else [0, 1, -1]))
     keepdims = draw(st.sampled_from([0, 1]))
     in_if = draw(st.booleans())
     body = _node_text(op, opset, axis, keepdims)

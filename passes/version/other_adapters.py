@@ -8,6 +8,7 @@
     Reshape-14(x, const s){allowzero=1}, to ≤ 13, no 0 in s  →  Reshape(x, s)
     Shape-15(x){start=1}, to ≤ 14                       →  Slice(Shape(x), [1], [max], [0])
     Softmax-13(x: rank 4){axis=1}, to ≤ 12              →  Transpose → Softmax{axis=3} → Transpose
+    Softmax-13(x: any rank){axis=-1}, to ≤ 12           →  Softmax-12(x){axis=-1}  (a relabel)
     Softmax-11(x){axis=1}, to ≥ 13                      →  Flatten{axis=1} → Softmax{axis=1}
                                                            → Reshape(·, Shape(x))
     Dropout-12(x, const r, training_mode absent or const False), to ≤ 11
@@ -48,6 +49,7 @@ from passes.graph_utils import (
     static_dim,
     static_rank,
 )
+from passes.version.relabel import normalises_last_axis_only
 
 
 def split_num_outputs_to_sizes(node: ir.Node, old: int, b: Builder) -> str | None:
@@ -144,14 +146,14 @@ def softmax_on_last_axis(node: ir.Node, old: int, b: Builder) -> str | None:
     """Softmax/LogSoftmax/Hardmax across opset 13: make the node normalise its last axis."""
     if (old < 13) == (b.opset < 13):
         return None
+    if normalises_last_axis_only(node, old):
+        return None  # the relabel is exact
     x = node.inputs[0]
     rank = static_rank(x)
     attr = node.attributes.get("axis")
     axis = attr.value if attr is not None else (1 if old < 13 else -1)
     if rank is not None:
         axis = axis + rank if axis < 0 else axis
-        if all(d == 1 for d in list(x.shape)[axis + 1 :]):
-            return None
     if old < 13:  # coerced to 2-D at axis: say so with Flatten, and restore the shape
         flat = b.op("Flatten", [x], {"axis": axis}, dtype=x.dtype, shape=ir.Shape([None, None]))
         node.replace_input_with(0, flat)

@@ -145,7 +145,7 @@ def meaning_change(node: ir.Node, old: int, new: int) -> str | None:
     for version, unaffected in _meaning_changes(node.op_type).items():
         if not low < version <= high:
             continue
-        if unaffected == "last_axis" and _reduces_trailing_axes_only(node, old):
+        if unaffected == "last_axis" and normalises_last_axis_only(node, old):
             continue
         if unaffected == "one_shape" and (
             _legacy_broadcast_said(node, old, new) or _inputs_of_one_static_shape(node)
@@ -192,15 +192,19 @@ def _inputs_of_one_static_shape(node: ir.Node) -> bool:
     return all(shape == shapes[0] for shape in shapes)
 
 
-def _reduces_trailing_axes_only(node: ir.Node, version: int) -> bool:
-    """Softmax over [axis, ...) flattened equals Softmax over `axis` when the dims after
-    `axis` are all 1 (or there are none)."""
+def normalises_last_axis_only(node: ir.Node, version: int) -> bool:
+    """Whether Softmax/LogSoftmax/Hardmax-`version` normalises its input's last axis alone,
+    so that the coercion to 2-D before 13 and the single axis from 13 agree: its axis is -1
+    (before 13 that coerces to [d0*...*d(r-2), d(r-1)], whatever the rank r), or the dims
+    after its axis are all 1 (or there are none)."""
+    attr = node.attributes.get("axis")
+    axis = attr.value if attr is not None else (1 if version < 13 else -1)
+    if axis == -1:
+        return True
     x = node.inputs[0]
     rank = static_rank(x)
     if rank is None:
         return False
-    attr = node.attributes.get("axis")
-    axis = attr.value if attr is not None else (1 if version < 13 else -1)
     axis = axis + rank if axis < 0 else axis
     return all(d == 1 for d in list(x.shape)[axis + 1 :])
 
