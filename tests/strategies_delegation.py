@@ -2,7 +2,8 @@
 whose rank shape inference cannot know, as third-party exporters write them.
 
 `shapeless_models()` draws a model at a random opset whose input passes through Squeeze
-without axes on a dynamic dim (so the value has a type and no rank), then one op of the
+without axes on a dynamic dim (so the value has a type and no rank; [2, 3, 4] at run time,
+or the empty [2, 3, 0]), then one op of the
 axes family or a reduction (ReduceMean, ReduceSum, ReduceProd, ReduceL2, Squeeze, Unsqueeze,
 Flatten...) with its axes spelt as that opset spells them (attribute or constant input), or
 one of Softmax, LogSoftmax and Hardmax (whose axis changed meaning at 13: the 2-D coercion
@@ -37,7 +38,7 @@ def _node_text(op: str, opset: int, axis: int | None, keepdims: int) -> str:
         return f"o = {op} <axis = {axis}> (r)" if axis is not None else f"o = {op} (r)"
     extra = ""
     if op == "Squeeze":
-        # the value is [N, 4] at run time (N = 2): insert a 1 to squeeze
+        # the value is [N, 3, D] at run time (N = 2): insert a 1 to squeeze
         pre = (
             f"u = Unsqueeze <axes = [{axis}]> (r)"
             if opset < 13
@@ -65,6 +66,9 @@ def shapeless_models(draw) -> onnx.ModelProto:
     axis = draw(st.sampled_from([0, 1, -1, None] if op in SOFTMAX_LIKE else [0, 1, -1]))
     keepdims = draw(st.sampled_from([0, 1]))
     in_if = draw(st.booleans())
+    # the value's last dim: 0 makes it empty at run time (a 0 in its Shape that Reshape
+    # before 14 reads as "copy the input's dim")
+    last = draw(st.sampled_from([4, 0]))
     body = _node_text(op, opset, axis, keepdims)
     if in_if:
         branch = body.replace("\n", "\n   ")
@@ -77,7 +81,7 @@ def shapeless_models(draw) -> onnx.ModelProto:
         core, result = body, "o"
     text = (
         f'<ir_version: 8, opset_import: ["" : {opset}]>\n'
-        "g (float[N,1,4] x, bool c) => (float[?] y) {\n"
+        f"g (float[N,1,3,{last}] x, bool c) => (float[?] y) {{\n"
         " r = Squeeze (x)\n"
         f" {core}\n"
         " f = Constant <value = int64[1] {-1}> ()\n"

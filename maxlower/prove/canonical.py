@@ -18,7 +18,12 @@ bits). The verdict lists that as an assumption, as it lists shared nodes.
 
 Only ops whose versions from 11 on differ in nothing but types, attributes and attributes
 moved to inputs are read so (SCHEMA_ONLY_OPS): their meaning is the same wherever both
-versions run (negative axes from 11 on, so an axis means one thing at both). Reshape-14
+versions run (negative axes from 11 on, so an axis means one thing at both). Softmax,
+LogSoftmax and Hardmax (COERCED_TO_2D) changed what `axis` means at 13, so their axis is
+read as what it normalises, the same on both sides only for the last axis alone:
+
+    Softmax-13(x){axis=-1}  ≡  Softmax-11(x){axis=-1}    (any rank)
+    Softmax-13(x){axis=1}   ≢  Softmax-11(x){axis=1}     (unless x has rank 2) Reshape-14
 with `allowzero=0`, as TorchScript exports write it, is Reshape-13 by this argument.
 """
 
@@ -31,6 +36,7 @@ import numpy as np
 import onnx
 
 from passes.version.changed_defaults import NOT_APPLICABLE, UNSAID, absent_value
+from passes.version.relabel import MEANING_CHANGES
 
 SCHEMA_ONLY_OPS = frozenset(
     {
@@ -42,6 +48,14 @@ SCHEMA_ONLY_OPS = frozenset(
         "Reshape",
     }
 )  # fmt: skip
+# Ops whose `axis` changed meaning at 13 (COERCED_UNTIL): before, the input coerced to 2-D at
+# `axis` and normalised over [axis, ...) flattened; from 13, over `axis` alone. Their axis
+# is read as what it normalises (_coerced_axis), so a relabel across 13 is the same node
+# exactly where both normalise the last axis alone.
+# (the table the relabel check uses: passes.version.relabel.MEANING_CHANGES)
+_LAST_AXIS = {op: v for (op, v), unaffected in MEANING_CHANGES.items() if unaffected == "last_axis"}
+COERCED_TO_2D = frozenset(_LAST_AXIS)
+(COERCED_UNTIL,) = set(_LAST_AXIS.values())
 SINCE = 11  # both versions from here on (negative axes mean one thing at both)
 # Reshape's first version with `shape` as an input; it has no axes
 SINCE_OF = {"Reshape": 5}
@@ -81,7 +95,7 @@ def node_form(model: onnx.ModelProto) -> Form | None:
     if opset is None or len(nodes) != 1:
         return None
     node = nodes[0]
-    if node.domain not in ("", "ai.onnx") or node.op_type not in SCHEMA_ONLY_OPS:
+    if node.domain not in ("", "ai.onnx") or node.op_type not in SCHEMA_ONLY_OPS | COERCED_TO_2D:
         return None
     schema = onnx.defs.get_schema(node.op_type, opset, "")
     if schema.since_version < SINCE_OF.get(node.op_type, SINCE):
@@ -102,8 +116,28 @@ def node_form(model: onnx.ModelProto) -> Form | None:
             params[formal.name] = _value(constants[name])
         else:  # computed at run time, or not a list of axes (a scalar, 2-D, empty): the solver's
             return None
+    rank = _rank(model, node.input[0])
+    if node.op_type in COERCED_TO_2D:
+        params["axis"] = _coerced_axis(node.op_type, params.get("axis"), schema.since_version, rank)
     form = Form(node.op_type, schema.since_version, tuple(values), tuple(node.output), params)
-    return form if _plain(form, _rank(model, node.input[0])) else None
+    return form if _plain(form, rank) else None
+
+
+def _coerced_axis(op_type: str, axis: object, version: int, rank: int | None) -> object:
+    """What a Softmax-like node's axis normalises, in words that agree across 13 only
+    where the functions do: "the last axis" (axis -1, or with a known rank r the axis r-1:
+    before 13 the coercion at it is [d0*...*d(r-2), d(r-1)]), else the 2-D coercion at the
+    axis (before 13) or the axis alone (from 13), counted from the front where the rank is
+    known. An absent axis is the version's default (1 before 13, -1 from 13)."""
+    if axis is None:
+        axis = absent_value(op_type, "axis", version)
+    if not isinstance(axis, int) or rank == 0:
+        return UNSAID  # no axis said, or none to normalise (a scalar): equal to nothing
+    if rank is not None and -rank <= axis < 0:
+        axis += rank
+    if axis == -1 or (rank is not None and axis == rank - 1):
+        return "the last axis alone"
+    return f"the 2-D coercion at axis {axis}" if version < COERCED_UNTIL else f"axis {axis} alone"
 
 
 def _plain(form: Form, rank: int | None) -> bool:
@@ -154,10 +188,11 @@ def same_by_schema(reference: onnx.ModelProto, candidate: onnx.ModelProto) -> st
     if ref.version == cand.version:
         return f"{ref.op_type}-{ref.version} computes one function of its parameters"
     low, high = sorted((ref.version, cand.version))
+    reading = f", both normalising {ref.params['axis']}" if ref.op_type in COERCED_TO_2D else ""
     return (
         f"{ref.op_type}-{low} and {ref.op_type}-{high} compute the same function of the same "
-        "parameters (their schemas; an attribute added later keeps the old behaviour as its "
-        "default)"
+        f"parameters{reading} (their schemas; an attribute added later keeps the old "
+        "behaviour as its default)"
     )
 
 

@@ -49,6 +49,7 @@ from passes.graph_utils import (
     static_dim,
     static_rank,
 )
+from passes.version.reduce_axes import all_dims_positive
 from passes.version.relabel import normalises_last_axis_only
 
 
@@ -159,8 +160,17 @@ def softmax_on_last_axis(node: ir.Node, old: int, b: Builder) -> str | None:
         node.replace_input_with(0, flat)
         node.attributes["axis"] = ir.AttrInt64("axis", 1)
         shape = b.op("Shape", [x], dtype=ir.DataType.INT64)
-        _follow_output(b, node, "Reshape", [shape], {})
-        return f"axis {axis}: Flatten, then Reshape back to the input's shape"
+        if all_dims_positive(x):
+            _follow_output(b, node, "Reshape", [shape], {})
+            return f"axis {axis}: Flatten, then Reshape back to the input's shape"
+        if b.opset >= 14:  # a 0 in the shape is an empty dim only with allowzero=1
+            _follow_output(b, node, "Reshape", [shape], {"allowzero": ir.AttrInt64("allowzero", 1)})
+            return f"axis {axis}: Flatten, then Reshape (allowzero=1) back to the input's shape"
+        _reshape_back_unless_empty(b, node, x, shape)
+        return (
+            f"axis {axis}: Flatten, then Reshape back to the input's shape (an empty input "
+            "as it is: Reshape-13 reads a 0 in the shape as a copy of the input's dim)"
+        )
     if rank is None:
         raise b.refuse(
             f"{node.op_type}-{old} normalises one axis, and the form before opset 13 needs a "
@@ -174,6 +184,26 @@ def softmax_on_last_axis(node: ir.Node, old: int, b: Builder) -> str | None:
     node.attributes["axis"] = ir.AttrInt64("axis", rank - 1)
     _follow_output(b, node, "Transpose", [], {"perm": list(np.argsort(perm).tolist())})
     return f"axis {axis} moved last with Transpose, and back"
+
+
+def _reshape_back_unless_empty(b: Builder, node: ir.Node, x: ir.Value, shape: ir.Value) -> None:
+    """After `node` (which normalised x flattened to 2-D), If(Size(x) == 0) then x, else
+    Reshape(node's output, Shape(x)). Before opset 14 Reshape reads a 0 in `shape` as "copy
+    the input's dim", which the 2-D input may not have (x of [2, 3, 0] flattened at 1 is
+    [2, 0]: dim 2 does not exist); an empty x is its own Softmax, so it is taken as it is."""
+    size = b.op("Size", [x], dtype=ir.DataType.INT64)
+    empty = b.op("Equal", [size, b.const(np.array(0, dtype=np.int64))], dtype=ir.DataType.BOOL)
+    out = node.outputs[0]
+    uses = list(out.uses())
+    back = b.sub_builder()
+    restored = back.op("Reshape", [out, shape], dtype=x.dtype)
+    after = b.sub_builder()
+    result = after.if_(empty, (b.sub_builder(), x), (back, restored), x.dtype)
+    _hand_over_output(b, node, result, uses, "reshape")
+    anchor = node
+    for follower in after.nodes:
+        node.graph.insert_after(anchor, follower)
+        anchor = follower
 
 
 def _follow_output(
@@ -190,7 +220,15 @@ def _follow_output(
         attributes=attributes,
         name=b.namer.unique(f"{node.name}__{op_type}{suffix}") if node.name else None,
     )
-    new = follower.outputs[0]
+    _hand_over_output(b, node, follower.outputs[0], uses, f"{op_type.lower()}{suffix}")
+    node.graph.insert_after(node, follower)
+
+
+def _hand_over_output(b: Builder, node: ir.Node, new: ir.Value, uses: list, label: str) -> None:
+    """`new` takes over `node`'s output: its users (`uses`, taken before `new` read it), its
+    place among the graph's outputs, its name, type and shape; the output is renamed
+    `<name>__before_<label>`, fresh in the model."""
+    out = node.outputs[0]
     for user, index in uses:
         user.replace_input_with(index, new)
     graph = node.graph
@@ -199,9 +237,8 @@ def _follow_output(
             if value is out:
                 graph.outputs[i] = new
     name, new.dtype, new.shape = out.name, out.dtype, out.shape
-    out.name, out.shape = b.namer.unique(f"{name}__before_{op_type.lower()}{suffix}"), None
+    out.name, out.shape = b.namer.unique(f"{name}__before_{label}"), None
     new.name = name
-    graph.insert_after(node, follower)
 
 
 _SOFTMAX_LIKE = [softmax_on_last_axis]
