@@ -168,6 +168,9 @@ class Done:
     before: onnx.ModelProto | None
     outcome: Outcome
     proof: SitesReport | None = None
+    # where the model's external data lives (the proof reads a tensor the run left external
+    # on one side and `before` holds read in, to compare them)
+    base_dir: str | os.PathLike[str] | None = None
 
     def prove(self, proving: ProofOptions) -> SitesReport:
         """--prove / prove=: every rewrite site of the run proved equal to the node it
@@ -176,7 +179,7 @@ class Done:
 
         assert self.before is not None, "execute(keep_before=True) keeps what is proved"
         self.proof = self.outcome.report.proof = prove_run(
-            self.before, self.outcome, self.job, proving
+            self.before, self.outcome, self.job, proving, self.base_dir
         )
         return self.proof
 
@@ -211,7 +214,8 @@ def execute(
         # with the constants a site reads in from the model's directory: the proof hands
         # site models to onnx, which would look for their files in the working directory
         before = constants_read_in(prepared, base_dir)
-    return Done(job, before, pipeline.run(prepared, job, base_dir, progress=progress))
+    outcome = pipeline.run(prepared, job, base_dir, progress=progress)
+    return Done(job, before, outcome, base_dir=base_dir)
 
 
 ProfileLike = str | pathlib.Path | Profile  # (several at once: ProfilesLike, a list of these)

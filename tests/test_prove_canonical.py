@@ -108,6 +108,12 @@ SAME = {
         _reshape(14, [0, -1], allowzero=0, runtime=True),
         _reshape(13, [0, -1], runtime=True),
     ),
+    "a reduction's axes out of order (dynamo's [-1, -2])": (
+        _reduce("ReduceMean", 18, [-1, -2]), _reduce("ReduceMean", 13, [-1, -2])
+    ),
+    "allowzero=1 to a constant shape with no 0 (dynamo's Reshape-14)": (
+        _reshape(14, [-1, 12], allowzero=1), _reshape(13, [-1, 12])
+    ),
     "Reshape-5 at opset 11 relabelled": (_reshape(11, [0, 12]), _reshape(13, [0, 12])),
     "Reshape allowzero=0 made explicit": (_reshape(13, [2, 0, 4]), _reshape(21, [2, 0, 4], 0)),
     "Softmax-13 on the last axis relabelled to 11, any rank": (
@@ -160,7 +166,15 @@ NOT_SAME = {
     "keepdims outside 0 and 1 (onnx.reference's versions part ways)": (
         _reduce("ReduceMax", 17, [1], keepdims=2), _reduce("ReduceMax", 18, [1], keepdims=2)
     ),
-    "axes out of order": (_reduce("ReduceMin", 13, [2, 0]), _reduce("ReduceMin", 18, [2, 0])),
+    "Unsqueeze's axes out of order (onnx.reference inserts them as listed)": (
+        _reduce("Unsqueeze", 11, [2, 0]), _reduce("Unsqueeze", 13, [2, 0])
+    ),
+    "a reduction's axes named twice": (
+        _reduce("ReduceMin", 13, [2, -1]), _reduce("ReduceMin", 18, [2, -1])
+    ),
+    "one set of axes in another order": (
+        _reduce("ReduceMean", 18, [-1, -2]), _reduce("ReduceMean", 13, [-2, -1])
+    ),
     "negative axis against the positive one": (
         _reduce("ReduceMax", 13, [-1]), _reduce("ReduceMax", 18, [2])
     ),
@@ -170,6 +184,13 @@ NOT_SAME = {
     "Reshape-1's shape attribute": (_reshape_1([2, 12]), _reshape(13, [2, 12])),
     "another shape": (_reshape(13, [6, 4]), _reshape(14, [4, 6])),
     "allowzero outside 0 and 1": (_reshape(14, [6, 4], allowzero=2), _reshape(13, [6, 4])),
+    "allowzero=1 to a constant shape with a 0": (
+        _reshape(14, [2, 0, 3], allowzero=1, data=(2, 0, 3)),
+        _reshape(13, [2, 0, 3], data=(2, 0, 3)),
+    ),
+    "allowzero=1 to a shape computed at run time": (
+        _reshape(14, [2, 12], allowzero=1, runtime=True), _reshape(13, [2, 12], runtime=True)
+    ),
 }  # fmt: skip
 # ArgMax-12 with select_last_index=1 (the last tie) against ArgMax-13 without it
 NOT_SAME["last index against first"][1].graph.node[0].attribute.append(
@@ -227,7 +248,17 @@ def _run(model, feeds):
         return error
 
 
-OPS = ["ReduceMax", "ReduceMin", "ReduceSum", "ArgMax", "ArgMin"]
+OPS = [
+    "ReduceMax",
+    "ReduceMin",
+    "ReduceSum",
+    "ReduceMean",
+    "ReduceProd",
+    "ReduceL2",
+    "ReduceLogSumExp",
+    "ArgMax",
+    "ArgMin",
+]
 
 
 @st.composite

@@ -186,6 +186,45 @@ def test_convert_prove_reads_a_site_s_constant_from_the_model_s_directory(
     assert converted.opset_import[0].version == 18
 
 
+def _reduce_then_add_weight(directory: pathlib.Path, weight: float) -> pathlib.Path:
+    """y = ReduceMax-13(x){axes=[1], keepdims=0} + w, w = [weight, weight] in w.bin."""
+    graph = helper.make_graph(
+        [
+            helper.make_node("ReduceMax", ["x"], ["m"], axes=[1], keepdims=0),
+            helper.make_node("Add", ["m", "w"], ["y"]),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TP.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TP.FLOAT, [2])],
+        [numpy_helper.from_array(np.full([2], weight, np.float32), "w")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "m.onnx"
+    onnx.save(model, path, save_as_external_data=True, location="w.bin", size_threshold=0)
+    return path
+
+
+@pytest.mark.parametrize("where", ["decoy", "the model's directory"])
+def test_convert_prove_compares_a_weight_left_external_by_its_bytes(tmp_path, monkeypatch, where):
+    """The run leaves a weight external and the proof's copy of the model holds its small
+    tensors read in: the two are compared by the bytes read from the model's directory
+    (a decoy w.bin in the working directory holds other bytes, which read would make the
+    weight 'changed'). Every dynamo export keeps its weights in a .data file, and each
+    conversion of one was INCONCLUSIVE at its first weight ('initializer changed, but the
+    run recorded no rewrite of it')."""
+    source = _reduce_then_add_weight(tmp_path / "model", 1.0)
+    _reduce_then_add_weight(tmp_path / "decoy", 7.0)
+    monkeypatch.chdir(tmp_path / "decoy" if where == "decoy" else source.parent)
+    out = tmp_path / "out.onnx"
+    result = CliRunner().invoke(
+        cli, ["convert", str(source), "--opset", "18", "--prove", "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "PROVED: 1 site proved" in result.output
+    assert "changed" not in result.output
+
+
 def _allowed_prefixes() -> list[str]:
     """Where a Python run may open files: its install, site-packages, system libraries,
     and the kernel's and the system's own trees."""

@@ -24,7 +24,8 @@ read as what it normalises, the same on both sides only for the last axis alone:
 
     Softmax-13(x){axis=-1}  ≡  Softmax-11(x){axis=-1}    (any rank)
     Softmax-13(x){axis=1}   ≢  Softmax-11(x){axis=1}     (unless x has rank 2) Reshape-14
-with `allowzero=0`, as TorchScript exports write it, is Reshape-13 by this argument.
+with `allowzero=0`, as TorchScript exports write it, is Reshape-13 by this argument, and so
+is one with `allowzero=1` to a constant shape that holds no 0 (dynamo's exports).
 """
 
 from __future__ import annotations
@@ -117,10 +118,24 @@ def node_form(model: onnx.ModelProto) -> Form | None:
         else:  # computed at run time, or not a list of axes (a scalar, 2-D, empty): the solver's
             return None
     rank = _rank(model, node.input[0])
+    if node.op_type == "Reshape":
+        _drop_idle_allowzero(params, values)
     if node.op_type in COERCED_TO_2D:
         params["axis"] = _coerced_axis(node.op_type, params.get("axis"), schema.since_version, rank)
     form = Form(node.op_type, schema.since_version, tuple(values), tuple(node.output), params)
     return form if _plain(form, rank) else None
+
+
+def _drop_idle_allowzero(params: dict[str, object], values: list[object]) -> None:
+    """Reshape's allowzero (0 or 1) says what a 0 in the shape means, so with a constant
+    shape that holds no 0 it says nothing: the dynamo exporter's Reshape-14 with
+    allowzero=1 to [-1, 128] is Reshape-13 to [-1, 128]."""
+    shape = values[1] if len(values) > 1 else None
+    if not (isinstance(shape, tuple) and params.get("allowzero", 0) in (0, 1)):
+        return
+    _, dtype, _, data = shape
+    if 0 not in np.frombuffer(data, dtype=np.dtype(dtype)):
+        params.pop("allowzero", None)
 
 
 def _coerced_axis(op_type: str, axis: object, version: int, rank: int | None) -> object:
@@ -143,9 +158,11 @@ def _coerced_axis(op_type: str, axis: object, version: int, rank: int | None) ->
 def _plain(form: Form, rank: int | None) -> bool:
     """Whether every parameter is in the domain where the versions' reference
     implementations agree: flags 0 or 1, and axes (when given) a non-empty list in range,
-    each axis once, in increasing order. Outside it onnx.reference's classes for the
-    versions part ways (keepdims=2, an empty or unsorted list, an axis named twice: red
-    team 4), so the solver decides."""
+    each axis once, and Unsqueeze's in increasing order. Outside it onnx.reference's classes
+    for the versions part ways (keepdims=2, an empty list, an axis named twice, Unsqueeze's
+    axes out of order, which onnx.reference inserts as listed: red team 4), so the solver
+    decides. A reduction's axes are a set (PyTorch's dynamo exports write [-1, -2]), in
+    whatever order, on both sides alike."""
     for flag in ("keepdims", "noop_with_empty_axes", "select_last_index", "allowzero"):
         if form.params.get(flag, 0) not in (0, 1):
             return False
@@ -157,8 +174,10 @@ def _plain(form: Form, rank: int | None) -> bool:
     if form.op_type == "Unsqueeze":
         rank += len(axes)
     normal = [a + rank if a < 0 else a for a in axes]
-    in_range = all(0 <= a < rank for a in normal)
-    return in_range and all(a < b for a, b in itertools.pairwise(normal))
+    in_range = all(0 <= a < rank for a in normal) and len(set(normal)) == len(normal)
+    if form.op_type == "Unsqueeze":
+        return in_range and all(a < b for a, b in itertools.pairwise(normal))
+    return in_range
 
 
 def _rank(model: onnx.ModelProto, name: str) -> int | None:

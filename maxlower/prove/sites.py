@@ -37,6 +37,7 @@ import onnx
 from maxlower.changes import RELABELLED as RELABELLED_KIND
 from maxlower.changes import Record, Scope, Site, node_label, scopes, sites
 from maxlower.errors import CounterexampleFound, ProofFailed, ProofInconclusive
+from maxlower.external import is_external, read_all_in
 from maxlower.prove import ProofOptions
 from maxlower.prove import budget as budgets
 from maxlower.prove.budget import OverBudget
@@ -266,9 +267,9 @@ class SitesReport:
         return kind(f"proof: {self.headline()}", self)
 
 
-def prove_stages(stages: Iterable, options: ProofOptions) -> SitesReport:
+def prove_stages(stages: Iterable, options: ProofOptions, base_dir=None) -> SitesReport:
     """Prove every rewrite site of every stage (maxlower.changes.Stage: `stages` gives them
-    for a run)."""
+    for a run); `base_dir`: where the models' external data lives."""
     start = time.perf_counter()
     policy = Policy(signed_zeros=options.signed_zeros)
     proofs: list[SiteProof] = []
@@ -281,7 +282,8 @@ def prove_stages(stages: Iterable, options: ProofOptions) -> SitesReport:
                 prove_site(stage.name, site, stage.before, stage.after, before, after, options)
             )
         proofs += [_unplaced_proof(stage.name, record) for record in [*unpaired, *unplaced]]
-        proofs += _unrecorded_changes(stage.name, before, after, found, _names_read(stage.after))
+        read = _names_read(stage.after)
+        proofs += _unrecorded_changes(stage.name, before, after, found, read, base_dir)
     assumptions = sorted({a for p in proofs if p.proof for a in p.proof.assumptions})
     return SitesReport(proofs, policy, time.perf_counter() - start, "sites", assumptions)
 
@@ -307,7 +309,9 @@ def _names_read(model: onnx.ModelProto) -> set[str]:
     return names
 
 
-def _unrecorded_changes(stage: str, before, after, found, read: set[str]) -> list[SiteProof]:
+def _unrecorded_changes(
+    stage: str, before, after, found, read: set[str], base_dir=None
+) -> list[SiteProof]:
     """What a stage changed that no site covers: the sites prove the nodes the run's
     records name, so each graph's other nodes (their subgraphs compared as graphs of their
     own), its inputs and outputs (a subgraph's or a function's: the main graph's are the
@@ -341,7 +345,7 @@ def _unrecorded_changes(stage: str, before, after, found, read: set[str]) -> lis
         elif where != "main graph" and (was.inputs, was.outputs) != (now.inputs, now.outputs):
             what = "its inputs or outputs changed"
         else:
-            tensors = [n for n in was.constants & now.constants if _differs(was, now, n)]
+            tensors = [n for n in was.constants & now.constants if _differs(was, now, n, base_dir)]
             what = f"initializer {sorted(tensors)[0]!r} changed" if tensors else None
         if what is not None:
             reason = (
@@ -386,9 +390,31 @@ def _attribute_key(value) -> object:
     return repr(value)
 
 
-def _differs(was, now, name: str) -> bool:
+def _differs(was, now, name: str, base_dir=None) -> bool:
+    """Whether initializer `name` differs between the scopes. A tensor read in on one side
+    (the model before the run holds its small external tensors read in:
+    maxlower.prove.models.constants_read_in) and left external on the other (the run keeps
+    external data external) is compared by its bytes, read from `base_dir`; with no
+    base_dir they count as different."""
     a, b = was.tensors.get(name), now.tensors.get(name)
-    return a is None or b is None or a.SerializeToString() != b.SerializeToString()
+    if a is None or b is None:
+        return True
+    if is_external(a) != is_external(b):
+        if base_dir is None:
+            return True
+        try:
+            a, b = (_read_in_copy(t, base_dir) for t in (a, b))
+        except Exception:  # (unreadable where the model says: not shown the same)
+            return True
+    return a.SerializeToString() != b.SerializeToString()
+
+
+def _read_in_copy(tensor: onnx.TensorProto, base_dir) -> onnx.TensorProto:
+    copy = onnx.TensorProto()
+    copy.CopyFrom(tensor)
+    if is_external(copy):
+        read_all_in([copy], str(base_dir))
+    return copy
 
 
 def _relabels_checked(
@@ -455,13 +481,16 @@ def _unplaced_proof(stage: str, record: Record) -> SiteProof:
     )
 
 
-def prove_run(before: onnx.ModelProto, outcome, job, options: ProofOptions) -> SitesReport:
+def prove_run(
+    before: onnx.ModelProto, outcome, job, options: ProofOptions, base_dir=None
+) -> SitesReport:
     """Prove the sites of one pipeline run: `before` (the model `pipeline.prepare` gave,
-    copied before `run` changed it) went through `job` into `outcome`. The command line's
-    `--prove` and the library's `prove=` both call this."""
+    copied before `run` changed it) went through `job` into `outcome`; the model's external
+    data lives in `base_dir`. The command line's `--prove` and the library's `prove=` both
+    call this."""
     from maxlower.changes import stages
 
-    report = prove_stages(stages(before, outcome, job), options)
+    report = prove_stages(stages(before, outcome, job), options, base_dir)
     changed = _interface_proof(before, outcome.proto)
     if changed is not None:
         report.sites.append(changed)
