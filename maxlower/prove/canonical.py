@@ -22,6 +22,7 @@ versions run (negative axes from 11 on, so an axis means one thing at both). Sof
 LogSoftmax and Hardmax (COERCED_TO_2D) changed what `axis` means at 13, so their axis is
 read as what it normalises, the same on both sides only for the last axis alone:
 
+    Shape-15(x){start=1}     ≡  Slice(Shape-13(x), [1], [INT64_MAX], [0])   (the adapter's form)
     Softmax-13(x){axis=-1}  ≡  Softmax-11(x){axis=-1}    (any rank)
     Softmax-13(x){axis=1}   ≢  Softmax-11(x){axis=1}     (unless x has rank 2) Reshape-14
 with `allowzero=0`, as TorchScript exports write it, is Reshape-13 by this argument, and so
@@ -47,6 +48,8 @@ SCHEMA_ONLY_OPS = frozenset(
         # from 5 (`shape` an input): 13 added bfloat16, 14 `allowzero` (its default 0 is
         # what 13 does with a 0 in the shape: copy the input's dim), 19 to 25 more types
         "Reshape",
+        # 15 added start/end (absent: the whole shape, as before); the rest types
+        "Shape",
     }
 )  # fmt: skip
 # Ops whose `axis` changed meaning at 13 (COERCED_UNTIL): before, the input coerced to 2-D at
@@ -59,8 +62,9 @@ COERCED_TO_2D = frozenset(_LAST_AXIS)
 (COERCED_UNTIL,) = set(_LAST_AXIS.values())
 SINCE = 11  # both versions from here on (negative axes mean one thing at both)
 # Reshape's first version with `shape` as an input; it has no axes
-SINCE_OF = {"Reshape": 5}
+SINCE_OF = {"Reshape": 5, "Shape": 1}
 ABSENT = "<absent input>"
+LAST = "<to the last axis>"  # Shape's absent end
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,7 +97,11 @@ def node_form(model: onnx.ModelProto) -> Form | None:
             constants[node.output[0]] = onnx.numpy_helper.to_array(attrs[0].t)
             continue
         nodes.append(node)
-    if opset is None or len(nodes) != 1:
+    if opset is None:
+        return None
+    if len(nodes) == 2:
+        return _shape_then_slice(nodes, constants, opset)
+    if len(nodes) != 1:
         return None
     node = nodes[0]
     if node.domain not in ("", "ai.onnx") or node.op_type not in SCHEMA_ONLY_OPS | COERCED_TO_2D:
@@ -120,10 +128,49 @@ def node_form(model: onnx.ModelProto) -> Form | None:
     rank = _rank(model, node.input[0])
     if node.op_type == "Reshape":
         _drop_idle_allowzero(params, values)
+    if node.op_type == "Shape":
+        params.update(_shape_bounds(params.get("start"), params.get("end")))
     if node.op_type in COERCED_TO_2D:
         params["axis"] = _coerced_axis(node.op_type, params.get("axis"), schema.since_version, rank)
     form = Form(node.op_type, schema.since_version, tuple(values), tuple(node.output), params)
     return form if _plain(form, rank) else None
+
+
+def _shape_bounds(start: object, end: object) -> dict[str, object]:
+    """Shape-15's slice of the shape, [start, end) clamped to [0, rank] as Slice clamps
+    (onnx.defs: "axes will be clamped to the range [0, r]"): an absent start is 0, and an
+    absent end, or INT64_MAX (what a Slice to the end says), is "to the last axis"."""
+    start = 0 if start is None else start
+    end = LAST if end is None or end == np.iinfo(np.int64).max else end
+    return {"start": start, "end": end}
+
+
+def _shape_then_slice(nodes: list, constants: dict, opset: int) -> Form | None:
+    """Shape(x) then Slice(·, [start], [end], [0]) with step 1, constants all, read as
+    Shape-15(x){start, end}: Slice clamps a 1-D input's bounds to [0, length] after adding
+    the length to a negative one, as Shape-15 clamps its axes (the form passes.version's
+    adapter gives Shape-15 below 15), else None."""
+    shape, cut = nodes
+    if (shape.op_type, cut.op_type) != ("Shape", "Slice") or shape.attribute or cut.attribute:
+        return None
+    if {shape.domain, cut.domain} - {"", "ai.onnx"} or cut.input[0] != shape.output[0]:
+        return None
+    if onnx.defs.get_schema("Slice", opset, "").since_version < 10:  # (bounds as inputs)
+        return None
+    bounds = [constants.get(name) if name else None for name in list(cut.input[1:]) + [""] * 4]
+    starts, ends, axes, steps = bounds[:4]
+    if starts is None or ends is None or axes is None:
+        return None
+    one = [a.size == 1 and a.ndim == 1 and a.dtype.kind == "i" for a in (starts, ends, axes)]
+    if not all(one) or int(axes[0]) not in (0, -1):
+        return None
+    if steps is not None and not (steps.size == 1 and steps.dtype.kind == "i" and steps[0] == 1):
+        return None
+    if cut.input[4:5] and cut.input[4] and steps is None:  # steps computed at run time
+        return None
+    version = onnx.defs.get_schema("Shape", opset, "").since_version
+    params = _shape_bounds(int(starts[0]), int(ends[0]))
+    return Form("Shape", version, (shape.input[0],), (cut.output[0],), params)
 
 
 def _drop_idle_allowzero(params: dict[str, object], values: list[object]) -> None:
