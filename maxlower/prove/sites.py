@@ -58,6 +58,7 @@ from maxlower.prove.core import (
     prove,
     shape_refutation,
 )
+from maxlower.prove.expansion import ExpansionUnproved, function_node, prove_expansion
 from maxlower.prove.models import differing_defaults, interface_differences
 from maxlower.prove.semilattice import semilattice_equal, semilattice_witness
 from maxlower.prove.shared import differing_sources, reads, shared_nodes
@@ -535,19 +536,26 @@ def prove_site(
             # values inference gave no shape (a Reshape to a shape computed at run time):
             # the schemas' argument needs none, the solver does
             typed = site_models(site, before_model, after_model, *scopes, shapes=False)
-            if same_by_schema(*typed) is None:
+            if same_by_schema(*typed) is None and function_node(typed[0]) is None:
                 raise
             reference, candidate = typed
         reader = None
         if not options.signed_zeros:
             reader = _zero_sign_reader(site, before[site.where], after[site.where])
         assumption = same_by_schema(reference, candidate)
+        shaped = all(v.type.tensor_type.HasField("shape") for v in reference.graph.input)
+        elements = _elements(reference.graph.input, options.max_dim) if shaped else 0
+        policy = Policy(signed_zeros=options.signed_zeros)
         if assumption is not None:  # one function by the spec: every size, bit for bit
-            shaped = all(v.type.tensor_type.HasField("shape") for v in reference.graph.input)
-            elements = _elements(reference.graph.input, options.max_dim) if shaped else 0
-            policy = Policy(signed_zeros=options.signed_zeros)
             by_schema = ProofReport(PROVED, policy, [], [assumption], "schema")
             decided = (PROVED, "schema", elements, None, by_schema)
+        elif function_node(reference) is not None:  # an op the spec defines by a body
+            try:
+                assumptions = prove_expansion(reference, candidate, options)
+                by_body = ProofReport(PROVED, policy, [], assumptions, "expansion")
+                decided = (PROVED, "expansion", elements, None, by_body)
+            except ExpansionUnproved as error:
+                decided = (INCONCLUSIVE, "expansion", elements, f"{error}; {remedy}", None)
         elif reader is None:
             decided = _decide(reference, candidate, options, dims, remedy)
         else:

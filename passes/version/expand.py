@@ -23,7 +23,7 @@ from onnx_ir.passes.common import RemoveUnusedNodesPass
 
 from passes.errors import error_text
 from passes.names import Namer
-from passes.one_node import OneNodeModel
+from passes.one_node import OneNodeModel, mirrors_of
 from passes.version.one_node import ConvertModel, splice
 
 _EXPAND_DOMAIN = "maxlower.expand"
@@ -53,14 +53,29 @@ def expand_function_body(
     opsets = body_opsets(node.op_type, version)
     if not opsets:
         return f"{node.op_type}-{version} has no function body in onnx.defs to expand"
-    body_opset = min(opsets, key=lambda o: (abs(o - target), o))
+    body_opset = body_opset_for(opsets, target)
     try:
-        small = _inlined_model(node, version, source, body_opset)
+        small, _ = inlined_body(node, version, source, body_opset)
     except Exception as error:  # no body for these attributes/types, inliner failure
         return f"its function body could not be built ({error_text(error)})"
     convert(small, body_opset)
     splice(node, small, in_function, namer)
     return None
+
+
+def body_opset_for(opsets: list[int], target: int) -> int:
+    """The opset to take a body at: the one closest to the target (the lower of two)."""
+    return min(opsets, key=lambda o: (abs(o - target), o))
+
+
+def inlined_body(
+    node: ir.Node, version: int, source: int, body_opset: int
+) -> tuple[ir.Model, list[ir.Value]]:
+    """`node`'s function body at `body_opset`, inlined into a one-node model
+    (passes.one_node: input k is `__mirror<k>`, standing for the k-th value of the
+    returned list; output i is `__output<i>`). The prover builds it again to check an
+    expansion (maxlower.prove.expansion)."""
+    return _inlined_model(node, version, source, body_opset), mirrors_of(node)
 
 
 def _inlined_model(node: ir.Node, version: int, source: int, body_opset: int) -> ir.Model:

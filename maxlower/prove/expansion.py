@@ -1,0 +1,210 @@
+"""An expanded function op, proved by its definition (the `expansion` method of a site).
+
+    LayerNormalization-17(x, scale, bias)  at 17     the site's reference
+      ≡  its function body in onnx.defs    at 17     by the spec: the body is the op's meaning
+      ≡  that body converted to 13                   a run of the converter, every site proved
+      ≅  the site's candidate              at 13     the same nodes, up to value names
+
+ONNX defines LayerNormalization, Gelu, HardSwish, GreaterOrEqual and many more by a function
+body (`OpSchema.has_function`, or one built for the node's attributes and input types), so
+a node that passes.version.expand replaced by its body is proved in three steps, none of
+them a solver's:
+
+1. the body is built again from onnx.defs, at the opset the expansion takes it from, for
+   this node's attributes and input types, and inlined by onnx.inliner
+   (passes.version.expand.inlined_body): by the spec it computes what the node does;
+2. the body is converted to the target by the pipeline, and every site of that run is
+   proved (maxlower.prove.sites.prove_run: relabels, the schemas' argument, the solver; a
+   function op inside the body is expanded and proved the same way, to MAX_DEPTH);
+3. the site's candidate is that converted body node for node: the same ops, attributes
+   and constants, wired alike, its outputs the node's (`_same_graph`).
+
+The verdict lists the first step as an assumption, with the steps' own assumptions. The
+body is the spec's function, and onnxruntime's fused kernel for an op may round apart from
+it (`--verify` reports that apart: maxlower.verify.expanded).
+"""
+
+from __future__ import annotations
+
+import contextvars
+
+import onnx
+import onnx_ir as ir
+
+from maxlower.prove import ProofOptions
+
+MAX_DEPTH = 4  # function bodies inside function bodies, proved one within another
+_depth = contextvars.ContextVar("expansion_depth", default=0)
+
+
+class NotAnExpansion(Exception):
+    """The site is not one function op against a body (the other methods decide)."""
+
+
+def function_node(model: onnx.ModelProto) -> onnx.NodeProto | None:
+    """The one non-Constant node of a site's reference, when its op has a function body
+    in onnx.defs at the model's opset; else None."""
+    from passes.version.expand import body_opsets
+
+    nodes = [n for n in model.graph.node if (n.op_type, n.domain) != ("Constant", "")]
+    opset = _default_opset(model)
+    if len(nodes) != 1 or nodes[0].domain not in ("", "ai.onnx") or opset is None:
+        return None
+    try:
+        since = onnx.defs.get_schema(nodes[0].op_type, opset, "").since_version
+    except onnx.defs.SchemaError:
+        return None
+    return nodes[0] if body_opsets(nodes[0].op_type, since) else None
+
+
+def prove_expansion(
+    reference: onnx.ModelProto, candidate: onnx.ModelProto, options: ProofOptions
+) -> list[str]:
+    """The assumptions under which `candidate` computes what `reference`'s function op
+    does (see the module docstring); raises NotAnExpansion when `reference` is not one
+    function op, ExpansionUnproved (with the reason) when a step does not hold."""
+    from maxlower import pipeline
+    from maxlower.prove.sites import prove_run
+    from passes.version.expand import body_opset_for, body_opsets, inlined_body
+
+    node = function_node(reference)
+    source, target = _default_opset(reference), _default_opset(candidate)
+    if node is None or source is None or target is None:
+        raise NotAnExpansion
+    version = onnx.defs.get_schema(node.op_type, source, "").since_version
+    if _depth.get() >= MAX_DEPTH:
+        raise ExpansionUnproved(f"function bodies nested past {MAX_DEPTH} levels")
+    body_opset = body_opset_for(body_opsets(node.op_type, version), target)
+    body = _body_model(reference, node, version, source, body_opset, inlined_body)
+    job = pipeline.Job(opset=target)
+    before = onnx.ModelProto()
+    before.CopyFrom(body)
+    token = _depth.set(_depth.get() + 1)
+    try:
+        prepared = pipeline.prepare(body, "<function body>", directory_known=False)
+        before.CopyFrom(prepared)
+        outcome = pipeline.run(prepared, job, ".")
+        report = prove_run(before, outcome, job, options)
+    except Exception as error:  # the body does not convert here: not shown the same
+        raise ExpansionUnproved(
+            f"its function body does not convert to {target}: {error}"
+        ) from None
+    finally:
+        _depth.reset(token)
+    if not report.ok:
+        failure = report.first_failure
+        raise ExpansionUnproved(
+            f"a step of its function body's conversion is {failure.status} "
+            f"({failure.op_type} {failure.node}: {failure.reason})"
+        )
+    difference = _same_graph(outcome.proto, candidate)
+    if difference is not None:
+        raise ExpansionUnproved(
+            f"the candidate is not the function body converted to {target}: {difference}"
+        )
+    defined = (
+        f"{node.op_type}-{version} computes its function body in onnx.defs (taken at opset "
+        f"{body_opset} for its attributes and input types, inlined by onnx.inliner)"
+    )
+    return [defined, *report.assumptions]
+
+
+class ExpansionUnproved(Exception):
+    """A step of the expansion's proof did not hold; the message says which."""
+
+
+def _default_opset(model) -> int | None:
+    return next((i.version for i in model.opset_import if i.domain in ("", "ai.onnx")), None)
+
+
+def _body_model(reference, node, version, source, body_opset, inlined_body) -> onnx.ModelProto:
+    """The function body of the reference's node at `body_opset`, as a model whose inputs
+    and outputs carry the node's value names (the candidate's), with the reference's
+    constants as its constants."""
+    model = ir.serde.deserialize_model(reference)
+    ir_node = next(n for n in model.graph if n.op_type == node.op_type)
+    small, mirrors = inlined_body(ir_node, version, source, body_opset)
+    proto = ir.serde.serialize_model(small)
+    names = {f"__mirror{k}": value.name for k, value in enumerate(mirrors)}
+    names.update({f"__output{i}": name for i, name in enumerate(n for n in node.output if n)})
+    _rename(proto.graph, names)
+    return proto
+
+
+def _rename(graph: onnx.GraphProto, names: dict[str, str]) -> None:
+    for value in [*graph.input, *graph.output, *graph.value_info]:
+        value.name = names.get(value.name, value.name)
+    for tensor in graph.initializer:
+        tensor.name = names.get(tensor.name, tensor.name)
+    for n in graph.node:
+        n.input[:] = [names.get(i, i) for i in n.input]
+        n.output[:] = [names.get(o, o) for o in n.output]
+
+
+def _same_graph(converted: onnx.ModelProto, candidate: onnx.ModelProto) -> str | None:
+    """Why `candidate`'s nodes are not `converted`'s up to the names of the values they
+    make, or None. Constants (initializers, Constant nodes) are read by their bytes; the
+    graph inputs and outputs by name; each other value by the node and position that
+    make it. Nodes are compared in order (the expansion splices the converted body's
+    nodes as they are)."""
+    sides = [_listing(model) for model in (converted, candidate)]
+    (conv_nodes, conv_const), (cand_nodes, cand_const) = sides
+    if len(conv_nodes) != len(cand_nodes):
+        return f"{len(cand_nodes)} nodes where the converted body has {len(conv_nodes)}"
+    made: list[dict[str, tuple]] = [{}, {}]
+    for index, pair in enumerate(zip(conv_nodes, cand_nodes, strict=True)):
+        keys = []
+        for side, (n, constants) in enumerate(zip(pair, (conv_const, cand_const), strict=True)):
+            reads = tuple(_ref(name, constants, made[side]) for name in n.input)
+            keys.append((n.domain or "", n.op_type, reads, len(n.output), _attributes(n)))
+            for position, name in enumerate(n.output):
+                if name:
+                    made[side][name] = ("made", index, position)
+        if keys[0] != keys[1]:
+            return f"node {index} ({pair[1].op_type}) differs from the body's ({pair[0].op_type})"
+    for name in [o.name for o in candidate.graph.output]:
+        if made[0].get(name, ("input", name)) != made[1].get(name, ("input", name)):
+            return f"output {name!r} is made by another node"
+    return None
+
+
+def _listing(model: onnx.ModelProto) -> tuple[list[onnx.NodeProto], dict[str, tuple]]:
+    inputs = {v.name for v in model.graph.input}
+    constants = {
+        t.name: _bytes(onnx.numpy_helper.to_array(t))
+        for t in model.graph.initializer
+        if t.name not in inputs
+    }
+    nodes = []
+    for n in model.graph.node:
+        if (n.op_type, n.domain, len(n.attribute)) == ("Constant", "", 1) and (
+            n.attribute[0].name == "value"
+        ):
+            constants[n.output[0]] = _bytes(onnx.numpy_helper.to_array(n.attribute[0].t))
+            continue
+        nodes.append(n)
+    return nodes, constants
+
+
+def _bytes(array) -> tuple:
+    return ("constant", array.dtype.str, array.shape, array.tobytes())
+
+
+def _ref(name: str, constants: dict, made: dict) -> tuple:
+    if not name:
+        return ("absent",)
+    if name in made:
+        return made[name]
+    if name in constants:
+        return constants[name]
+    return ("input", name)
+
+
+def _attributes(n: onnx.NodeProto) -> bytes:
+    copy = onnx.NodeProto()
+    copy.attribute.extend(n.attribute)
+    for attribute in copy.attribute:
+        attribute.ClearField("doc_string")
+        if attribute.HasField("g") or attribute.graphs:  # (a subgraph: not compared here)
+            return b"<subgraph>" + n.SerializeToString()
+    return copy.SerializeToString(deterministic=True)
