@@ -41,6 +41,11 @@ SOURCES = {
         g (float[2,5] x) => (float[2,5] y) { y = HardSwish (x) }""",
         13,
     ),
+    "Gelu-20 to 13 (its body's CastLike expanded within)": (
+        """<ir_version: 8, opset_import: ["" : 20]>
+        g (float[2,5] x) => (float[2,5] y) { y = Gelu (x) }""",
+        13,
+    ),
     "GreaterOrEqual-12 to 11": (
         """<ir_version: 8, opset_import: ["" : 12]>
         g (float[2,5] a, float[5] b) => (bool[2,5] y) { y = GreaterOrEqual (a, b) }""",
@@ -71,6 +76,8 @@ def test_an_expanded_function_op_is_proved_by_its_body(name, tmp_path):
     assert [site["method"] for site in proof["sites"]] == ["expansion"], proof
     op = model.graph.node[0].op_type
     assert any(a.startswith(f"{op}-") and "function body" in a for a in proof["assumptions"])
+    if op == "Gelu":  # the function op inside its body, proved within
+        assert any(a.startswith("CastLike-") for a in proof["assumptions"]), proof
 
 
 def _feeds(model: onnx.ModelProto, seed: int) -> dict[str, np.ndarray]:
@@ -134,16 +141,17 @@ PLANTS = {
     "an Add, Mul or Or made another op": _other_op,
 }
 # each source with the plants its body has room for
-PLANTED = [
-    ("LayerNormalization-17 to 13", plant) for plant in PLANTS
-] + [
-    ("LayerNormalization-17 over two axes, no bias, to 11", plant) for plant in PLANTS
-] + [
+_EVERY_PLANT = (
+    "LayerNormalization-17 to 13",
+    "LayerNormalization-17 over two axes, no bias, to 11",
+    "Gelu-20 to 13 (its body's CastLike expanded within)",
+)
+PLANTED = [(name, plant) for name in _EVERY_PLANT for plant in PLANTS] + [
     ("HardSwish-14 to 13", "a float constant or attribute moved by 0.5"),
     ("HardSwish-14 to 13", "an Add, Mul or Or made another op"),
     ("GreaterOrEqual-12 to 11", "inputs of a Sub, Div or comparison swapped"),
     ("GreaterOrEqual-12 to 11", "an Add, Mul or Or made another op"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("name", "plant"), PLANTED)
@@ -156,7 +164,8 @@ def test_a_planted_expansion_is_not_proved(name, plant, tmp_path, monkeypatch):
     planted = []
 
     def splice(node, small, in_function, namer):
-        planted.append(PLANTS[plant](small))
+        if node.op_type == model.graph.node[0].op_type:  # (not a function op in its body)
+            planted.append(PLANTS[plant](small))
         real_splice(node, small, in_function, namer)
 
     monkeypatch.setattr(expand, "splice", splice)

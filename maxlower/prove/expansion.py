@@ -128,6 +128,8 @@ def _body_model(reference, node, version, source, body_opset, inlined_body) -> o
     names = {f"__mirror{k}": value.name for k, value in enumerate(mirrors)}
     names.update({f"__output{i}": name for i, name in enumerate(n for n in node.output if n)})
     _rename(proto.graph, names)
+    for index, body_node in enumerate(proto.graph.node):  # (the run's records name nodes:
+        body_node.name = body_node.name or f"{body_node.op_type}__{index}"  # one each)
     return proto
 
 
