@@ -68,12 +68,12 @@ def _reshape(opset: int, shape, allowzero=None, data=(2, 3, 4), runtime=False):
     return onnx.shape_inference.infer_shapes(model)
 
 
-def _coerced(op: str, opset: int, axis, shape=(2, 3, 4)):
-    """A one-node Softmax, LogSoftmax or Hardmax on float `shape` (None: unknown rank),
+def _coerced(op: str, opset: int, axis, shape=(2, 3, 4), dtype=onnx.TensorProto.FLOAT):
+    """A one-node Softmax, LogSoftmax or Hardmax on `dtype` `shape` (None: unknown rank),
     `axis` given when not None."""
-    x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, shape)
+    x = helper.make_tensor_value_info("x", dtype, shape)
     node = helper.make_node(op, ["x"], ["y"], **({} if axis is None else {"axis": axis}))
-    out = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, shape)
+    out = helper.make_tensor_value_info("y", dtype, shape)
     graph = helper.make_graph([node], "g", [x], [out])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
@@ -183,6 +183,14 @@ NOT_SAME = {
     ),
     "Softmax-11 at axis 1 of unknown rank, against 13's last axis": (
         _coerced("Softmax", 11, 1, shape=None), _coerced("Softmax", 13, -1, shape=None)
+    ),
+    "float16 LogSoftmax across 13 (onnxruntime's kernels round apart)": (
+        _coerced("LogSoftmax", 13, -1, dtype=onnx.TensorProto.FLOAT16),
+        _coerced("LogSoftmax", 11, -1, dtype=onnx.TensorProto.FLOAT16),
+    ),
+    "Squeeze's axes out of order (onnx.reference's Squeeze-11 takes them as listed)": (
+        _reduce("Squeeze", 11, [2, 0], shape=(1, 3, 1)),
+        _reduce("Squeeze", 13, [2, 0], shape=(1, 3, 1)),
     ),
     "LogSoftmax against Softmax": (_coerced("LogSoftmax", 13, -1), _coerced("Softmax", 13, -1)),
     "Softmax on a scalar (no axis to normalise)": (
@@ -393,10 +401,11 @@ def _assert_same_bits_in_onnxruntime(reference, candidate, rng) -> int:
         shapes = [tuple(d.dim_value for d in tensor_type.shape.dim)]
     else:
         shapes = _COERCED_SHAPES
-    values = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 2.5, 1.0], np.float32)
+    values = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 2.5, 1.0, 1.3, -0.6, 6.1])
+    dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)
     ran = 0
     for shape in shapes:
-        feeds = {"x": rng.choice(values, size=shape).astype(np.float32)}
+        feeds = {"x": rng.choice(values, size=shape).astype(dtype)}
         a, b = (_run_in_onnxruntime(model, feeds) for model in (reference, candidate))
         if isinstance(a, Exception) or isinstance(b, Exception):
             assert isinstance(a, Exception) and isinstance(b, Exception), (shape, a, b)
@@ -431,11 +440,15 @@ def _coerced_pairs(draw):
         else draw(st.lists(st.integers(1, 3), min_size=rank, max_size=rank).map(tuple))
     )
     top = 2 if rank is None else rank
+    # float16 too: onnxruntime's float16 kernels before and from 13 round apart
+    dtype = draw(
+        st.sampled_from([onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16])
+    )
     sides = []
     for _ in range(2):
         opset = draw(st.sampled_from([11, 12, 13, 17, 21]))
         axis = draw(st.one_of(st.none(), st.integers(-top, top - 1)))
-        sides.append(_coerced(op, opset, axis, shape))
+        sides.append(_coerced(op, opset, axis, shape, dtype))
     return sides
 
 

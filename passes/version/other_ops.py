@@ -58,6 +58,7 @@ from passes.version.relabel import (
     control_flow_problem,
     drop_unused_outputs,
     meaning_change,
+    meaning_changes_between,
     schema_problem,
 )
 
@@ -194,6 +195,7 @@ class ConvertOtherOpsPass(ir.passes.InPlacePass):
                 constants=self._constants,
             )
             adapted = list(said.written)  # (reported: the node is more than relabelled)
+            _refuse_unread_references(node, old, new, source)
             for adapter in _adapters(node, new):
                 if (what := adapter(node, old, builder)) is not None:
                     adapted.append(what)
@@ -248,6 +250,31 @@ def _constants_last(nodes) -> list[ir.Node]:
     return [n for n in nodes if n.op_type != "Constant"] + [
         n for n in nodes if n.op_type == "Constant"
     ]
+
+
+def _refuse_unread_references(node: ir.Node, old: int, new: int, source: int) -> None:
+    """A node in a function that takes an attribute from its call (`axis = @ax`) has no
+    value for it here, and an own adapter, or the check of a version whose meaning changed,
+    reads it (Softmax's axis across 13): refused, naming the reference, rather than read
+    as absent. A step that reads no attribute (a plain relabel) keeps the reference."""
+    refs = [attr for attr in node.attributes.values() if attr.is_ref()]
+    if not refs or not (
+        node.op_type in _ADAPTERS
+        or node.op_type in AXES_ADAPTERS
+        or meaning_changes_between(node.op_type, old, new)
+        or (new < 11 <= old)  # negative axes made nonnegative below 11
+        or old < 7  # the legacy attributes of opsets 1 to 6
+    ):
+        return
+    said = ", ".join(f"{a.name}=@{a.ref_attr_name}" for a in refs)
+    raise ConversionError(
+        node_label(node),
+        node.op_type,
+        f"it takes {said} from its function's call, and converting it from {old} to {new} "
+        "reads that value, which only each call knows",
+        "inline the function into its callers first (onnx.inliner.inline_local_functions), "
+        f"or keep opset {source}",
+    )
 
 
 def _adapters(node: ir.Node, new: int) -> list:

@@ -139,6 +139,12 @@ def _one_shape(a: ir.Shape | None, b: ir.Shape | None) -> bool:
     return all(not (isinstance(x, int) and isinstance(y, int)) or x == y for x, y in zip(a, b))
 
 
+def meaning_changes_between(op_type: str, old: int, new: int) -> list[int]:
+    """The versions between `old` and `new` at which the op's meaning changed."""
+    low, high = sorted((old, new))
+    return [v for v in _meaning_changes(op_type) if low < v <= high]
+
+
 def meaning_change(node: ir.Node, old: int, new: int) -> str | None:
     """Why the node would mean something else at `new`, or None."""
     low, high = sorted((old, new))
@@ -198,6 +204,8 @@ def normalises_last_axis_only(node: ir.Node, version: int) -> bool:
     (before 13 that coerces to [d0*...*d(r-2), d(r-1)], whatever the rank r), or the dims
     after its axis are all 1 (or there are none)."""
     attr = node.attributes.get("axis")
+    if attr is not None and attr.is_ref():  # (its value is the call's: unknown here)
+        return False
     axis = attr.value if attr is not None else (1 if version < 13 else -1)
     if axis == -1:
         return True
