@@ -179,3 +179,98 @@ def test_a_planted_expansion_is_not_proved(name, plant, tmp_path, monkeypatch):
     code, proof, output = _prove(tmp_path, model, target)
     assert proof["status"] != "proved", output
     assert code != 0 and not (tmp_path / "o.onnx").exists(), output
+
+
+# --- the red team of f098390: each pair differs in both runtimes, and is not proved -------
+def _prove_pair(tmp_path, a: onnx.ModelProto, b: onnx.ModelProto) -> tuple[int, str]:
+    paths = [tmp_path / "a.onnx", tmp_path / "b.onnx"]
+    for model, path in zip((a, b), paths, strict=True):
+        onnx.save(model, path)
+    result = CliRunner().invoke(cli, ["prove", *map(str, paths)])
+    return result.exit_code, result.output
+
+
+def _float8_pair() -> tuple[onnx.ModelProto, onnx.ModelProto]:
+    """CastLike-21 of two float8e4m3fn bytes against Cast of the same bytes stored as
+    float8e4m3fnuz: numpy names both types 'V1', and the constants were keyed by it."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    def model(node, constant):
+        like = h.make_tensor_value_info("like", T.FLOAT, [2])
+        graph = h.make_graph(
+            [node], "g", [like], [h.make_tensor_value_info("y", T.FLOAT, [2])], [constant]
+        )
+        return h.make_model(graph, opset_imports=[h.make_opsetid("", 21)], ir_version=10)
+
+    raw = bytes([0x41, 0x3A])
+    a = model(
+        h.make_node("CastLike", ["c", "like"], ["y"]),
+        h.make_tensor("c", T.FLOAT8E4M3FN, [2], raw, raw=True),
+    )
+    b = model(
+        h.make_node("Cast", ["c2"], ["y"], to=T.FLOAT),
+        h.make_tensor("c2", T.FLOAT8E4M3FNUZ, [2], raw, raw=True),
+    )
+    return a, b
+
+
+def _constant_output_pair() -> tuple[onnx.ModelProto, onnx.ModelProto]:
+    """LayerNormalization and an output k = 0.5 of a Constant of its own, against the
+    converted body with its epsilon Constant (0.001) named k and given as output k."""
+    source, _ = _source("LayerNormalization-17 to 13")
+    a = onnx.ModelProto()
+    a.CopyFrom(source)
+    k = onnx.helper.make_node(
+        "Constant", [], ["k"], value=onnx.numpy_helper.from_array(np.array(0.5, np.float32))
+    )
+    a.graph.node.append(k)
+    a.graph.output.append(onnx.helper.make_tensor_value_info("k", onnx.TensorProto.FLOAT, []))
+    b = maxlower.convert(source, 13)
+    epsilon = next(
+        n
+        for n in b.graph.node
+        if n.op_type == "Constant"
+        and np.isclose(onnx.numpy_helper.to_array(n.attribute[0].t), 0.001).all()
+    )
+    old = epsilon.output[0]
+    for n in b.graph.node:
+        n.input[:] = ["k" if i == old else i for i in n.input]
+    epsilon.output[0] = "k"
+    b.graph.output.append(onnx.helper.make_tensor_value_info("k", onnx.TensorProto.FLOAT, []))
+    return a, b
+
+
+@pytest.mark.parametrize("pair", [_float8_pair, _constant_output_pair])
+def test_a_pair_the_expansion_method_once_proved_is_not_proved(pair, tmp_path):
+    a, b = pair()
+    feeds = {"like": np.zeros(2, np.float32)} if pair is _float8_pair else _feeds(a, 0)
+    outputs = [_run(model, feeds) for model in (a, b)]
+    assert not all(np.array_equal(x, y) for x, y in zip(*outputs, strict=True))
+    code, output = _prove_pair(tmp_path, a, b)
+    assert code != 0 and "PROVED" not in output.splitlines()[0], output
+
+
+def test_a_random_op_s_expansion_is_not_proved(tmp_path):
+    """Bernoulli's body draws at random (and onnx.defs' body draws 1 with probability
+    1 - p, where its doc says p): no expansion of a random op is proved."""
+    model = onnx.parser.parse_model(
+        """<ir_version: 8, opset_import: ["" : 15]>
+        g (float[100] p) => (float[100] y) { y = Bernoulli <seed = 1.0> (p) }"""
+    )
+    code, proof, output = _prove(tmp_path, model, 14)
+    assert proof["status"] != "proved" and code != 0, output
+
+
+def test_a_body_that_cannot_be_built_is_inconclusive_not_a_crash(tmp_path):
+    """CastLike-19 (saturate) of a string constant to 15: the body was built outside the
+    prover's guard, and the run ended in an internal error (exit 4)."""
+    model = onnx.parser.parse_model(
+        """<ir_version: 9, opset_import: ["" : 19]>
+        g (float[2] like) => (float[2] y) {
+          c = Constant <value = string[2] {"1.5", "2"}> ()
+          y = CastLike <saturate = 1> (c, like)
+        }"""
+    )
+    code, proof, output = _prove(tmp_path, model, 15)
+    assert code in (3, 5) and proof is not None and proof["status"] == "inconclusive", output

@@ -88,20 +88,20 @@ def node_form(model: onnx.ModelProto) -> Form | None:
     when the model is not one such node of a SCHEMA_ONLY_OPS op."""
     opset = next((i.version for i in model.opset_import if i.domain in ("", "ai.onnx")), None)
     inputs = {v.name for v in model.graph.input}
-    constants = {
-        t.name: onnx.numpy_helper.to_array(t)
-        for t in model.graph.initializer
-        if t.name not in inputs
-    }
+    tensors = {t.name: t for t in model.graph.initializer if t.name not in inputs}
     nodes = []
     for node in model.graph.node:
         attrs = node.attribute
         if (node.op_type, node.domain, len(attrs)) == ("Constant", "", 1) and (
             attrs[0].name == "value"
         ):
-            constants[node.output[0]] = onnx.numpy_helper.to_array(attrs[0].t)
+            tensors[node.output[0]] = attrs[0].t
             continue
         nodes.append(node)
+    constants = {name: onnx.numpy_helper.to_array(t) for name, t in tensors.items()}
+    # a value input's constant by its ONNX element type too: numpy reads every float8,
+    # int4 and int2 kind as 'V1' (red team of f098390)
+    kinds = {name: t.data_type for name, t in tensors.items()}
     if opset is None:
         return None
     if len(nodes) == 2:
@@ -123,7 +123,7 @@ def node_form(model: onnx.ModelProto) -> Form | None:
         if k == 0 or formal.name not in _attribute_names(node.op_type):
             # a value: a free input by its name, a constant by its contents (each side
             # brings its own constants, which may differ under one name)
-            values.append(_constant(constants[name]) if name in constants else name)
+            values.append(_constant(constants[name], kinds[name]) if name in constants else name)
         elif not name:
             params[formal.name] = ABSENT
         elif name in constants and constants[name].ndim == 1 and constants[name].size:
@@ -187,7 +187,7 @@ def _drop_idle_allowzero(params: dict[str, object], values: list[object]) -> Non
     shape = values[1] if len(values) > 1 else None
     if not (isinstance(shape, tuple) and params.get("allowzero", 0) in (0, 1)):
         return
-    _, dtype, _, data = shape
+    _, _, dtype, _, data = shape
     if 0 not in np.frombuffer(data, dtype=np.dtype(dtype)):
         params.pop("allowzero", None)
 
@@ -252,8 +252,8 @@ def _rank(model: onnx.ModelProto, name: str) -> int | None:
     return None
 
 
-def _constant(array: np.ndarray) -> tuple:
-    return ("constant", array.dtype.str, array.shape, array.tobytes())
+def _constant(array: np.ndarray, data_type: int) -> tuple:
+    return ("constant", data_type, array.dtype.str, array.shape, array.tobytes())
 
 
 def same_by_schema(reference: onnx.ModelProto, candidate: onnx.ModelProto) -> str | None:

@@ -41,14 +41,26 @@ class NotAnExpansion(Exception):
     """The site is not one function op against a body (the other methods decide)."""
 
 
+# Ops whose outputs are drawn at random: no two runs agree, so no body is "the same"
+# (and onnx.defs' body of Bernoulli-15 draws 1 with probability 1 - p, its doc says p)
+RANDOM_OPS = frozenset(
+    {"Bernoulli", "Multinomial", "RandomNormal", "RandomNormalLike", "RandomUniform",
+     "RandomUniformLike"}
+)  # fmt: skip
+
+
 def function_node(model: onnx.ModelProto) -> onnx.NodeProto | None:
     """The one non-Constant node of a site's reference, when its op has a function body
-    in onnx.defs at the model's opset; else None."""
+    in onnx.defs at the model's opset, is not random, and its Constants feed it alone (a
+    Constant that makes an output of its own is compared by no body); else None."""
     from passes.version.expand import body_opsets
 
     nodes = [n for n in model.graph.node if (n.op_type, n.domain) != ("Constant", "")]
     opset = _default_opset(model)
     if len(nodes) != 1 or nodes[0].domain not in ("", "ai.onnx") or opset is None:
+        return None
+    outputs = {o.name for o in model.graph.output}
+    if not outputs <= set(nodes[0].output) or nodes[0].op_type in RANDOM_OPS:
         return None
     try:
         since = onnx.defs.get_schema(nodes[0].op_type, opset, "").since_version
@@ -75,19 +87,21 @@ def prove_expansion(
     if _depth.get() >= MAX_DEPTH:
         raise ExpansionUnproved(f"function bodies nested past {MAX_DEPTH} levels")
     body_opset = body_opset_for(body_opsets(node.op_type, version), target)
-    body = _body_model(reference, node, version, source, body_opset, inlined_body)
     job = pipeline.Job(opset=target)
     before = onnx.ModelProto()
-    before.CopyFrom(body)
     token = _depth.set(_depth.get() + 1)
     try:
+        body = _body_model(reference, node, version, source, body_opset, inlined_body)
+        _check_comparable(body)
         prepared = pipeline.prepare(body, "<function body>", directory_known=False)
         before.CopyFrom(prepared)
         outcome = pipeline.run(prepared, job, ".")
         report = prove_run(before, outcome, job, options)
-    except Exception as error:  # the body does not convert here: not shown the same
+    except ExpansionUnproved:
+        raise
+    except Exception as error:  # no body, or it does not convert here: not shown the same
         raise ExpansionUnproved(
-            f"its function body does not convert to {target}: {error}"
+            f"its function body was not built and converted to {target}: {error}"
         ) from None
     finally:
         _depth.reset(token)
@@ -126,11 +140,21 @@ def _body_model(reference, node, version, source, body_opset, inlined_body) -> o
     small, mirrors = inlined_body(ir_node, version, source, body_opset)
     proto = ir.serde.serialize_model(small)
     names = {f"__mirror{k}": value.name for k, value in enumerate(mirrors)}
-    names.update({f"__output{i}": name for i, name in enumerate(n for n in node.output if n)})
+    names.update({f"__output{i}": name for i, name in enumerate(node.output) if name})
     _rename(proto.graph, names)
     for index, body_node in enumerate(proto.graph.node):  # (the run's records name nodes:
         body_node.name = body_node.name or f"{body_node.op_type}__{index}"  # one each)
     return proto
+
+
+def _check_comparable(body: onnx.ModelProto) -> None:
+    """A body the comparison can read: no subgraph (their outer reads are not traced:
+    red team of f098390) and no random op."""
+    for n in body.graph.node:
+        if any(a.HasField("g") or a.graphs for a in n.attribute):
+            raise ExpansionUnproved(f"its function body holds a subgraph ({n.op_type})")
+        if n.op_type in RANDOM_OPS:
+            raise ExpansionUnproved(f"its function body draws at random ({n.op_type})")
 
 
 def _rename(graph: onnx.GraphProto, names: dict[str, str]) -> None:
@@ -164,32 +188,36 @@ def _same_graph(converted: onnx.ModelProto, candidate: onnx.ModelProto) -> str |
                     made[side][name] = ("made", index, position)
         if keys[0] != keys[1]:
             return f"node {index} ({pair[1].op_type}) differs from the body's ({pair[0].op_type})"
-    for name in [o.name for o in candidate.graph.output]:
-        if made[0].get(name, ("input", name)) != made[1].get(name, ("input", name)):
-            return f"output {name!r} is made by another node"
+    outputs = [[o.name for o in model.graph.output] for model in (converted, candidate)]
+    if outputs[0] != outputs[1]:
+        return f"outputs {outputs[1]} where the converted body has {outputs[0]}"
+    for name in outputs[1]:
+        if _ref(name, conv_const, made[0]) != _ref(name, cand_const, made[1]):
+            return f"output {name!r} is made otherwise"
     return None
 
 
 def _listing(model: onnx.ModelProto) -> tuple[list[onnx.NodeProto], dict[str, tuple]]:
     inputs = {v.name for v in model.graph.input}
-    constants = {
-        t.name: _bytes(onnx.numpy_helper.to_array(t))
-        for t in model.graph.initializer
-        if t.name not in inputs
-    }
+    constants = {t.name: _bytes(t) for t in model.graph.initializer if t.name not in inputs}
     nodes = []
     for n in model.graph.node:
         if (n.op_type, n.domain, len(n.attribute)) == ("Constant", "", 1) and (
             n.attribute[0].name == "value"
         ):
-            constants[n.output[0]] = _bytes(onnx.numpy_helper.to_array(n.attribute[0].t))
+            constants[n.output[0]] = _bytes(n.attribute[0].t)
             continue
+        if any(a.HasField("g") or a.graphs for a in n.attribute):
+            raise ExpansionUnproved(f"the candidate holds a subgraph ({n.op_type})")
         nodes.append(n)
     return nodes, constants
 
 
-def _bytes(array) -> tuple:
-    return ("constant", array.dtype.str, array.shape, array.tobytes())
+def _bytes(tensor: onnx.TensorProto) -> tuple:
+    """A constant by its ONNX element type (float8 kinds share numpy's 'V1'), dims and
+    bytes."""
+    array = onnx.numpy_helper.to_array(tensor)
+    return ("constant", tensor.data_type, tuple(tensor.dims), array.tobytes())
 
 
 def _ref(name: str, constants: dict, made: dict) -> tuple:
@@ -203,10 +231,8 @@ def _ref(name: str, constants: dict, made: dict) -> tuple:
 
 
 def _attributes(n: onnx.NodeProto) -> bytes:
-    copy = onnx.NodeProto()
+    copy = onnx.NodeProto()  # (no subgraph: _listing refuses them)
     copy.attribute.extend(n.attribute)
     for attribute in copy.attribute:
         attribute.ClearField("doc_string")
-        if attribute.HasField("g") or attribute.graphs:  # (a subgraph: not compared here)
-            return b"<subgraph>" + n.SerializeToString()
     return copy.SerializeToString(deterministic=True)
