@@ -27,6 +27,7 @@ it (`--verify` reports that apart: maxlower.verify.expanded).
 from __future__ import annotations
 
 import contextvars
+from collections.abc import Callable
 
 import onnx
 import onnx_ir as ir
@@ -70,13 +71,17 @@ def function_node(model: onnx.ModelProto) -> onnx.NodeProto | None:
 
 
 def prove_expansion(
-    reference: onnx.ModelProto, candidate: onnx.ModelProto, options: ProofOptions
+    reference: onnx.ModelProto,
+    candidate: onnx.ModelProto,
+    options: ProofOptions,
+    prove_run: Callable,
 ) -> list[str]:
     """The assumptions under which `candidate` computes what `reference`'s function op
     does (see the module docstring); raises NotAnExpansion when `reference` is not one
-    function op, ExpansionUnproved (with the reason) when a step does not hold."""
+    function op, ExpansionUnproved (with the reason) when a step does not hold.
+    `prove_run` proves the body's conversion (maxlower.prove.sites.prove_run, which calls
+    this: passed in rather than imported, so the modules form no circle)."""
     from maxlower import pipeline
-    from maxlower.prove.sites import prove_run
     from passes.version.expand import body_opset_for, body_opsets, inlined_body
 
     node = function_node(reference)

@@ -586,7 +586,7 @@ def _by_body(site: Site, reference, candidate, options: ProofOptions, policy):
     if function_node(reference) is None:
         return None
     try:
-        assumptions = prove_expansion(reference, candidate, options)
+        assumptions = prove_expansion(reference, candidate, options, prove_run)
     except ExpansionUnproved as error:
         if "expanded" not in site.kinds:
             return None
