@@ -111,6 +111,27 @@ def _model(nodes, opset, dims, initializers):
     return model
 
 
+def _split(opset: int, split=None, axis=None, num_outputs=None, outputs=2, dims=(4, 6)):
+    """A one-node Split of float `dims` into `outputs` parts, `split` as the opset spells
+    it (an attribute before 13, a constant input from 13), `axis`/`num_outputs` given when
+    not None."""
+    attrs = {k: v for k, v in (("axis", axis), ("num_outputs", num_outputs)) if v is not None}
+    names, initializers = ["x"], []
+    if split is not None and opset >= 13:
+        initializers.append(onnx.numpy_helper.from_array(np.array(split, np.int64), "split"))
+        names.append("split")
+    elif split is not None:
+        attrs["split"] = list(split)
+    outs = [f"y{i}" for i in range(outputs)]
+    node = helper.make_node("Split", names, outs, **attrs)
+    x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, dims)
+    ys = [helper.make_tensor_value_info(o, onnx.TensorProto.FLOAT, None) for o in outs]
+    graph = helper.make_graph([node], "g", [x], ys, initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return onnx.shape_inference.infer_shapes(model)
+
+
 def _reshape_1(shape):
     """Reshape-1: the shape an attribute (and opset 1's data types)."""
     node = helper.make_node("Reshape", ["x"], ["y"], shape=list(shape))
@@ -154,6 +175,16 @@ SAME = {
     "Shape-15 with no bounds relabelled": (_shape(21), _shape(13)),
     "Shape-15's end past the rank, clamped on both": (
         _shape(15, start=0, end=9), _shape_sliced(14, 0, 9)
+    ),
+    "Split-11's split attribute made the input": (
+        _split(11, [1, 3], axis=0), _split(13, [1, 3], axis=0)
+    ),
+    "Split-18's num_outputs, even, as equal parts (dynamo's q, k, v)": (
+        _split(18, axis=1, num_outputs=3, outputs=3), _split(13, axis=1, outputs=3)
+    ),
+    "Split-18's num_outputs, uneven, as sizes": (
+        _split(18, axis=1, num_outputs=3, outputs=3, dims=(4, 7)),
+        _split(13, [3, 3, 1], axis=1, outputs=3, dims=(4, 7)),
     ),
     "Reshape-5 at opset 11 relabelled": (_reshape(11, [0, 12]), _reshape(13, [0, 12])),
     "Reshape allowzero=0 made explicit": (_reshape(13, [2, 0, 4]), _reshape(21, [2, 0, 4], 0)),
@@ -239,6 +270,15 @@ NOT_SAME = {
     "an end of 3 against the last axis (3 only at rank 3)": (
         _shape(15, start=1, end=3), _shape_sliced(13, 1, INT64_MAX)
     ),
+    "Split in other parts": (_split(11, [1, 3]), _split(13, [3, 1])),
+    "Split-18's num_outputs against equal parts of a length it does not divide": (
+        _split(18, axis=1, num_outputs=3, outputs=3, dims=(4, 7)),
+        _split(13, axis=1, outputs=3, dims=(4, 7)),
+    ),
+    "Split-18's num_outputs on a length of unknown size": (
+        _split(18, axis=1, num_outputs=2, dims=(4, "n")), _split(13, axis=1, dims=(4, "n"))
+    ),
+    "Split on another axis": (_split(11, axis=0), _split(13, axis=1)),
     "Reshape-1's shape attribute": (_reshape_1([2, 12]), _reshape(13, [2, 12])),
     "another shape": (_reshape(13, [6, 4]), _reshape(14, [4, 6])),
     "allowzero outside 0 and 1": (_reshape(14, [6, 4], allowzero=2), _reshape(13, [6, 4])),
@@ -508,3 +548,48 @@ def test_every_shape_pair_taken_by_the_schemas_gives_the_same_bits(pair, seed):
     if same_by_schema(reference, candidate) is None:
         return
     _assert_same_bits_in_onnxruntime(reference, candidate, np.random.default_rng(seed))
+
+
+@st.composite
+def _split_pairs(draw):
+    """Two Splits of a float (4, 6) into 2 or 3 parts, each at an opset from 11 to 21
+    (`split` an attribute before 13, an input from 13; num_outputs from 18), with sizes
+    that fit or do not, equal parts, or num_outputs (which allows a smaller last part)."""
+    outputs = draw(st.sampled_from([2, 3]))
+    axis = draw(st.sampled_from([None, 0, 1, -1]))
+    dims = draw(st.sampled_from([(4, 6), (5, 7), (7, 6), (4, 4), (2, 3)]))
+    sides = []
+    for _ in range(2):
+        opset = draw(st.sampled_from([11, 12, 13, 17, 18, 21]))
+        kind = draw(
+            st.sampled_from(
+                ["sizes", "equal", "num_outputs"] if opset >= 18 else ["sizes", "equal"]
+            )
+        )
+        if kind == "sizes":
+            split = draw(st.lists(st.integers(0, 6), min_size=outputs, max_size=outputs))
+            sides.append(_split(opset, split, axis, outputs=outputs, dims=dims))
+        elif kind == "num_outputs":
+            sides.append(_split(opset, None, axis, outputs, outputs, dims))
+        else:
+            sides.append(_split(opset, None, axis, outputs=outputs, dims=dims))
+    return sides
+
+
+@budget.fuzz(200, database=None)
+@given(_split_pairs(), st.integers(0, 2**32 - 1))
+def test_every_split_pair_taken_by_the_schemas_gives_the_same_bits(pair, seed):
+    """The same for Split across 13 (split moved to an input) and 18 (num_outputs)."""
+    reference, candidate = pair
+    if same_by_schema(reference, candidate) is None or not all(map(_valid, pair)):
+        return  # (both doors of the prover take only models the full check passes)
+    _assert_same_bits(reference, candidate, np.random.default_rng(seed))
+    _assert_same_bits_in_onnxruntime(reference, candidate, np.random.default_rng(seed))
+
+
+def _valid(model) -> bool:
+    try:
+        onnx.checker.check_model(model, full_check=True)
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError):
+        return False
+    return True

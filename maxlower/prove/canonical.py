@@ -23,6 +23,7 @@ LogSoftmax and Hardmax (COERCED_TO_2D) changed what `axis` means at 13, so their
 read as what it normalises, the same on both sides only for the last axis alone:
 
     Shape-15(x){start=1}     ≡  Slice(Shape-13(x), [1], [INT64_MAX], [0])   (the adapter's form)
+    Split-18(x: [4, 6]){axis=1, num_outputs=3}  ≡  Split-13(x){axis=1}     (three equal parts)
     Softmax-13(x){axis=-1}  ≡  Softmax-11(x){axis=-1}    (any rank)
     Softmax-13(x){axis=1}   ≢  Softmax-11(x){axis=1}     (unless x has rank 2) Reshape-14
 with `allowzero=0`, as TorchScript exports write it, is Reshape-13 by this argument, and so
@@ -50,6 +51,8 @@ SCHEMA_ONLY_OPS = frozenset(
         "Reshape",
         # 15 added start/end (absent: the whole shape, as before); the rest types
         "Shape",
+        # 13 moved `split` to an input; 18 added num_outputs (absent at 13: not equal)
+        "Split",
     }
 )  # fmt: skip
 # Ops whose `axis` changed meaning at 13 (COERCED_UNTIL): before, the input coerced to 2-D at
@@ -135,6 +138,8 @@ def node_form(model: onnx.ModelProto) -> Form | None:
         _drop_idle_allowzero(params, values)
     if node.op_type == "Shape":
         params.update(_shape_bounds(params.get("start"), params.get("end")))
+    if node.op_type == "Split":
+        _split_sizes(params, len(node.output), _dims(model, node.input[0]))
     if node.op_type in COERCED_TO_2D:
         if _elem_type(model, node.input[0]) not in SAME_KERNELS_ACROSS_13:
             return None
@@ -178,6 +183,45 @@ def _shape_then_slice(nodes: list, constants: dict, opset: int) -> Form | None:
     version = onnx.defs.get_schema("Shape", opset, "").since_version
     params = _shape_bounds(int(starts[0]), int(ends[0]))
     return Form("Shape", version, (shape.input[0],), (cut.output[0],), params)
+
+
+def _split_sizes(params: dict[str, object], count: int, dims: list | None) -> None:
+    """Split's parts as sizes, where the split axis has a static length d: Split-18's
+    num_outputs=n is ceil(d/n) each and the rest last (onnx.defs: "the last chunk will be
+    smaller"; only where that rest is positive), and equal parts (no split, no
+    num_outputs) are d/n each where n divides d. So the dynamo exporter's Split-18 with
+    num_outputs=3 is Split-13 in three equal parts."""
+    axis = params.get("axis", 0)
+    split = params.get("split", ABSENT)
+    if dims is None or not isinstance(axis, int) or split != ABSENT or count < 1:
+        return
+    axis = axis + len(dims) if axis < 0 else axis
+    length = dims[axis] if 0 <= axis < len(dims) else None
+    if not isinstance(length, int):
+        return
+    if "num_outputs" in params:
+        if params["num_outputs"] != count:
+            return
+        part = -(-length // count)
+        sizes = [part] * (count - 1) + [length - part * (count - 1)]
+        if sizes[-1] <= 0:
+            return
+    elif length % count == 0:
+        sizes = [length // count] * count
+    else:
+        return
+    params["split"] = tuple(sizes)
+    params.pop("num_outputs", None)
+
+
+def _dims(model: onnx.ModelProto, name: str) -> list | None:
+    """The dims the model declares for its input `name` (an int where static, else
+    None), or None when it declares no shape."""
+    for value in model.graph.input:
+        if value.name == name and value.type.tensor_type.HasField("shape"):
+            dims = value.type.tensor_type.shape.dim
+            return [d.dim_value if d.HasField("dim_value") else None for d in dims]
+    return None
 
 
 def _drop_idle_allowzero(params: dict[str, object], values: list[object]) -> None:
