@@ -274,3 +274,15 @@ def test_a_body_that_cannot_be_built_is_inconclusive_not_a_crash(tmp_path):
     )
     code, proof, output = _prove(tmp_path, model, 15)
     assert code in (3, 5) and proof is not None and proof["status"] == "inconclusive", output
+
+
+def test_under_signed_zeros_an_expansion_is_not_proved():
+    """A body may give the other zero than the op (Relu-14's body is Max(x, 0), and max of
+    -0.0 and +0.0 is either): with -0.0 and +0.0 counted different, the method claims
+    nothing, and the expansion site is inconclusive."""
+    from maxlower.errors import ProofInconclusive
+
+    model, target = _source("LayerNormalization-17 to 13")
+    assert maxlower.convert(model, target, prove=True) is not None
+    with pytest.raises(ProofInconclusive, match="signed-zeros"):
+        maxlower.convert(model, target, prove={"signed_zeros": True})

@@ -585,6 +585,11 @@ def _by_body(site: Site, reference, candidate, options: ProofOptions, policy):
     has a body, relabelled to 13)."""
     if function_node(reference) is None:
         return None
+    if options.signed_zeros:  # a body may give the other zero (Relu-14's is Max(x, 0))
+        if "expanded" not in site.kinds:
+            return None
+        reason = f"a function body may give -0.0 where the op gives +0.0 (--signed-zeros); {REMEDY}"
+        return ProofReport(INCONCLUSIVE, policy, [], [], "expansion", reason=reason)
     try:
         assumptions = prove_expansion(reference, candidate, options, prove_run)
     except ExpansionUnproved as error:
