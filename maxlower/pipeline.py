@@ -269,7 +269,7 @@ def run(
         # its types (registry.kept_as_is), and only the opset import and IR version
         # changed; so the input's full check and inferred types stand for the result.
         unchanged = sparse.changed_nodes == 0
-        with _inference_conflicts_refused(source, job.opset, report.conversions, sparse.proto):
+        with _inference_conflicts_refused(source, job.opset, report.conversions):
             checked = check_proto_result(
                 sparse.proto, base_dir, progress, checked_already=unchanged
             )
@@ -290,7 +290,7 @@ def run(
         with progress.stage(f"lowering for profile {job.profile.name!r}"):
             legalized = LegalizePass(job.profile, keep_going=job.keep_going)(model)
             report.lowerings, report.unlowered = legalized.lowerings, legalized.unlowered
-    with _inference_conflicts_refused(source, job.opset, report.conversions, model):
+    with _inference_conflicts_refused(source, job.opset, report.conversions):
         checked = check_result(model, progress, declared)
     training_info.put_back(checked, training, base_dir)
     return Outcome(checked, report)
@@ -349,10 +349,7 @@ _SHAPE_CONFLICT = re.compile(
 
 @contextlib.contextmanager
 def _inference_conflicts_refused(
-    source: int | None,
-    target: int | None,
-    conversions: Iterable[OtherOpConversion],
-    model: ir.Model | onnx.ModelProto | None = None,
+    source: int | None, target: int | None, conversions: Iterable[OtherOpConversion]
 ) -> Iterator[None]:
     """A converted node whose output shape, as ONNX infers it at the target, is not the one
     the model has, is refused like any node without an exact form (exit 3), not reported as
@@ -365,14 +362,9 @@ def _inference_conflicts_refused(
     - An op whose shape formula changed between versions: AveragePool-22 with `ceil_mode`
       drops a last window that starts in the padding, which versions 10..19 count.
 
-    - A graph output whose declared shape the source's full check could not confirm (a
-      ReduceMax over axes computed at run time, declared of rank 2 where it has rank 3):
-      the exact form at the target has a shape inference knows, which contradicts the
-      declaration (`model`, the converted model, names the node that makes the output).
-
     Only for ops that `conversions` took as they are (relabelled) or handed to
-    onnx.version_converter, and for declared outputs: a shape that conflicts elsewhere on a
-    node our own adapters wrote is a bug of ours, and stays an internal error (exit 4)."""
+    onnx.version_converter: a shape that conflicts on a node our own adapters wrote is a
+    bug of ours, and stays an internal error (exit 4)."""
     taken_as_is = {
         c.op_type
         for c in conversions
@@ -401,40 +393,7 @@ def _inference_conflicts_refused(
                 f"{source} ({concise(error)}), so the op means something else there",
                 _same_schema_remedy(op_type, source),
             ) from None
-        refusal = _declared_output_contradicted(conflict, model, target, error)
-        if refusal is not None:
-            raise refusal from None
         raise
-
-
-def _declared_output_contradicted(conflict, model, target, error) -> ConversionError | None:
-    """The refusal for an inference conflict on a node that makes a main-graph output
-    whose shape the model declares, else None (see _inference_conflicts_refused)."""
-    if conflict is None or model is None or not conflict.group(2):
-        return None
-    if isinstance(model, ir.Model):
-        model = ir.serde.serialize_model(model)
-    node = next((n for n in model.graph.node if n.name == conflict.group(2)), None)
-    declared = {v.name: v for v in model.graph.output}
-    made = [
-        declared[name] for name in (node.output if node is not None else []) if name in declared
-    ]
-    if not made:
-        return None
-    value = made[0]
-    tensor = value.type.tensor_type
-    dims = [
-        d.dim_value if d.HasField("dim_value") else d.dim_param or "?" for d in tensor.shape.dim
-    ]
-    shape = str(dims) if tensor.HasField("shape") else "unknown"
-    return ConversionError(
-        node.name,
-        node.op_type,
-        f"the model declares output {value.name!r} of shape {shape}, which the input's full "
-        f"check could not confirm, and the exact form at opset {target} makes it of another "
-        f"({concise(error)})",
-        f"declare {value.name!r} of the shape its node computes (or of unnamed dims of that rank)",
-    )
 
 
 def _same_schema_remedy(op_type: str, source: int) -> str:
