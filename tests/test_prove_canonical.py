@@ -348,6 +348,16 @@ def _run(model, feeds):
         return error
 
 
+def _judge_if_taken(pair, seed: int, *judges) -> None:
+    """Where the schemas' argument takes `pair` as one function, each judge runs both
+    sides on the same seeded inputs and finds the same bits (or an error on both)."""
+    reference, candidate = pair
+    if same_by_schema(reference, candidate) is None:
+        return
+    for judge in judges:
+        judge(reference, candidate, np.random.default_rng(seed))
+
+
 OPS = [
     "ReduceMax",
     "ReduceMin",
@@ -386,10 +396,7 @@ def _pairs(draw):
 def test_every_pair_taken_by_the_schemas_gives_the_same_bits(pair, seed):
     """A checker checked by a checker: whenever the schemas' argument says one function,
     onnx.reference gives the same bits on inputs with ±0, ±inf and NaN."""
-    reference, candidate = pair
-    if same_by_schema(reference, candidate) is None:
-        return
-    _assert_same_bits(reference, candidate, np.random.default_rng(seed))
+    _judge_if_taken(pair, seed, _assert_same_bits)
 
 
 @st.composite
@@ -415,10 +422,7 @@ def _reshape_pairs(draw):
 def test_every_reshape_pair_taken_by_the_schemas_gives_the_same_bits(pair, seed):
     """The same, for Reshape across its versions (allowzero added at 14): whatever the
     schemas' argument takes, onnx.reference runs to the same bits, or fails on both."""
-    reference, candidate = pair
-    if same_by_schema(reference, candidate) is None:
-        return
-    _assert_same_bits(reference, candidate, np.random.default_rng(seed))
+    _judge_if_taken(pair, seed, _assert_same_bits)
 
 
 def _is_coerced(model) -> bool:
@@ -497,10 +501,7 @@ def _coerced_pairs(draw):
 def test_every_softmax_like_pair_taken_by_the_schemas_gives_the_same_bits(pair, seed):
     """The same for the ops whose axis changed meaning at 13, judged by onnxruntime: a
     relabel across 13 that the argument takes normalises the same axis on both sides."""
-    reference, candidate = pair
-    if same_by_schema(reference, candidate) is None:
-        return
-    _assert_same_bits_in_onnxruntime(reference, candidate, np.random.default_rng(seed))
+    _judge_if_taken(pair, seed, _assert_same_bits_in_onnxruntime)
 
 
 @st.composite
@@ -544,10 +545,7 @@ def test_every_shape_pair_taken_by_the_schemas_gives_the_same_bits(pair, seed):
     onnxruntime. (onnx.reference's Shape-15 adds the rank to a negative bound without
     clamping it to 0 as the spec says: end=-3 of a rank-2 shape gives [d0] where the spec
     and onnxruntime give []. This test found that.)"""
-    reference, candidate = pair
-    if same_by_schema(reference, candidate) is None:
-        return
-    _assert_same_bits_in_onnxruntime(reference, candidate, np.random.default_rng(seed))
+    _judge_if_taken(pair, seed, _assert_same_bits_in_onnxruntime)
 
 
 @st.composite
@@ -580,11 +578,9 @@ def _split_pairs(draw):
 @given(_split_pairs(), st.integers(0, 2**32 - 1))
 def test_every_split_pair_taken_by_the_schemas_gives_the_same_bits(pair, seed):
     """The same for Split across 13 (split moved to an input) and 18 (num_outputs)."""
-    reference, candidate = pair
-    if same_by_schema(reference, candidate) is None or not all(map(_valid, pair)):
-        return  # (both doors of the prover take only models the full check passes)
-    _assert_same_bits(reference, candidate, np.random.default_rng(seed))
-    _assert_same_bits_in_onnxruntime(reference, candidate, np.random.default_rng(seed))
+    # (both doors of the prover take only models the full check passes)
+    if all(map(_valid, pair)):
+        _judge_if_taken(pair, seed, _assert_same_bits, _assert_same_bits_in_onnxruntime)
 
 
 def _valid(model) -> bool:

@@ -38,6 +38,7 @@ import itertools
 import numpy as np
 import onnx
 
+from maxlower.sparse import default_opset
 from passes.version.changed_defaults import NOT_APPLICABLE, UNSAID, absent_value
 from passes.version.relabel import MEANING_CHANGES
 
@@ -89,18 +90,8 @@ class Form:
 def node_form(model: onnx.ModelProto) -> Form | None:
     """The one non-Constant node of `model` (a site's side) read as parameters, or None
     when the model is not one such node of a SCHEMA_ONLY_OPS op."""
-    opset = next((i.version for i in model.opset_import if i.domain in ("", "ai.onnx")), None)
-    inputs = {v.name for v in model.graph.input}
-    tensors = {t.name: t for t in model.graph.initializer if t.name not in inputs}
-    nodes = []
-    for node in model.graph.node:
-        attrs = node.attribute
-        if (node.op_type, node.domain, len(attrs)) == ("Constant", "", 1) and (
-            attrs[0].name == "value"
-        ):
-            tensors[node.output[0]] = attrs[0].t
-            continue
-        nodes.append(node)
+    opset = default_opset(model)
+    tensors, nodes = constants_and_nodes(model)
     constants = {name: onnx.numpy_helper.to_array(t) for name, t in tensors.items()}
     # a value input's constant by its ONNX element type too: numpy reads every float8,
     # int4 and int2 kind as 'V1' (red team of f098390)
@@ -217,11 +208,10 @@ def _split_sizes(params: dict[str, object], count: int, dims: list | None) -> No
 def _dims(model: onnx.ModelProto, name: str) -> list | None:
     """The dims the model declares for its input `name` (an int where static, else
     None), or None when it declares no shape."""
-    for value in model.graph.input:
-        if value.name == name and value.type.tensor_type.HasField("shape"):
-            dims = value.type.tensor_type.shape.dim
-            return [d.dim_value if d.HasField("dim_value") else None for d in dims]
-    return None
+    tensor_type = _input_type(model, name)
+    if tensor_type is None or not tensor_type.HasField("shape"):
+        return None
+    return [d.dim_value if d.HasField("dim_value") else None for d in tensor_type.shape.dim]
 
 
 def _drop_idle_allowzero(params: dict[str, object], values: list[object]) -> None:
@@ -279,21 +269,39 @@ def _plain(form: Form, rank: int | None) -> bool:
     return in_range
 
 
+def constants_and_nodes(
+    model: onnx.ModelProto,
+) -> tuple[dict[str, onnx.TensorProto], list[onnx.NodeProto]]:
+    """A site model's constants by name (its initializers that are no graph input, and its
+    Constant nodes' `value`), and its other nodes in order."""
+    inputs = {v.name for v in model.graph.input}
+    tensors = {t.name: t for t in model.graph.initializer if t.name not in inputs}
+    nodes = []
+    for node in model.graph.node:
+        attrs = node.attribute
+        if (node.op_type, node.domain, len(attrs)) == ("Constant", "", 1) and (
+            attrs[0].name == "value"
+        ):
+            tensors[node.output[0]] = attrs[0].t
+            continue
+        nodes.append(node)
+    return tensors, nodes
+
+
+def _input_type(model: onnx.ModelProto, name: str) -> onnx.TypeProto.Tensor | None:
+    """The tensor type the model declares for its input `name` (a site's free input,
+    typed by inference), else None."""
+    return next((v.type.tensor_type for v in model.graph.input if v.name == name), None)
+
+
 def _elem_type(model: onnx.ModelProto, name: str) -> int | None:
-    """The element type the model declares for its input `name`, else None."""
-    for value in model.graph.input:
-        if value.name == name:
-            return value.type.tensor_type.elem_type
-    return None
+    tensor_type = _input_type(model, name)
+    return None if tensor_type is None else tensor_type.elem_type
 
 
 def _rank(model: onnx.ModelProto, name: str) -> int | None:
-    """The rank the model declares for its input `name` (a site's free input, typed by
-    inference), else None."""
-    for value in model.graph.input:
-        if value.name == name and value.type.tensor_type.HasField("shape"):
-            return len(value.type.tensor_type.shape.dim)
-    return None
+    dims = _dims(model, name)
+    return None if dims is None else len(dims)
 
 
 def _constant(array: np.ndarray, data_type: int) -> tuple:

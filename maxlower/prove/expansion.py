@@ -33,6 +33,8 @@ import onnx
 import onnx_ir as ir
 
 from maxlower.prove import ProofOptions
+from maxlower.prove.canonical import constants_and_nodes
+from maxlower.sparse import default_opset
 
 MAX_DEPTH = 4  # function bodies inside function bodies, proved one within another
 _depth = contextvars.ContextVar("expansion_depth", default=0)
@@ -56,8 +58,8 @@ def function_node(model: onnx.ModelProto) -> onnx.NodeProto | None:
     Constant that makes an output of its own is compared by no body); else None."""
     from passes.version.expand import body_opsets
 
-    nodes = [n for n in model.graph.node if (n.op_type, n.domain) != ("Constant", "")]
-    opset = _default_opset(model)
+    _, nodes = constants_and_nodes(model)
+    opset = default_opset(model)
     if len(nodes) != 1 or nodes[0].domain not in ("", "ai.onnx") or opset is None:
         return None
     outputs = {o.name for o in model.graph.output}
@@ -85,7 +87,7 @@ def prove_expansion(
     from passes.version.expand import body_opset_for, body_opsets, inlined_body
 
     node = function_node(reference)
-    source, target = _default_opset(reference), _default_opset(candidate)
+    source, target = default_opset(reference), default_opset(candidate)
     if node is None or source is None or target is None:
         raise NotAnExpansion
     version = onnx.defs.get_schema(node.op_type, source, "").since_version
@@ -130,10 +132,6 @@ def prove_expansion(
 
 class ExpansionUnproved(Exception):
     """A step of the expansion's proof did not hold; the message says which."""
-
-
-def _default_opset(model) -> int | None:
-    return next((i.version for i in model.opset_import if i.domain in ("", "ai.onnx")), None)
 
 
 def _body_model(reference, node, version, source, body_opset, inlined_body) -> onnx.ModelProto:
@@ -203,19 +201,11 @@ def _same_graph(converted: onnx.ModelProto, candidate: onnx.ModelProto) -> str |
 
 
 def _listing(model: onnx.ModelProto) -> tuple[list[onnx.NodeProto], dict[str, tuple]]:
-    inputs = {v.name for v in model.graph.input}
-    constants = {t.name: _bytes(t) for t in model.graph.initializer if t.name not in inputs}
-    nodes = []
-    for n in model.graph.node:
-        if (n.op_type, n.domain, len(n.attribute)) == ("Constant", "", 1) and (
-            n.attribute[0].name == "value"
-        ):
-            constants[n.output[0]] = _bytes(n.attribute[0].t)
-            continue
+    tensors, nodes = constants_and_nodes(model)
+    for n in nodes:
         if any(a.HasField("g") or a.graphs for a in n.attribute):
             raise ExpansionUnproved(f"the candidate holds a subgraph ({n.op_type})")
-        nodes.append(n)
-    return nodes, constants
+    return nodes, {name: _bytes(tensor) for name, tensor in tensors.items()}
 
 
 def _bytes(tensor: onnx.TensorProto) -> tuple:
