@@ -459,6 +459,43 @@ def test_a_model_stopped_past_its_budget_leaves_no_temporary_file(slow_command, 
     assert not (tmp_path / ".out.onnx.abcd1234").exists()
 
 
+@pytest.fixture
+def nap_command():
+    """Succeeds after a short nap."""
+
+    @click.command("test-nap")
+    @click.option("--json", "json_path")
+    def nap(json_path):
+        import time
+
+        time.sleep(0.3)
+
+    cli.add_command(nap)
+    yield "test-nap"
+    del cli.commands["test-nap"]
+
+
+def test_a_model_past_its_timeout_is_a_timeout_even_if_polled_after_it_would_end(nap_command):
+    """The batch polls every 20 ms: a child that would have finished between two polls,
+    past its timeout, used to count as finished (CI saw 'ok' at --model-timeout 0.001)."""
+    from maxlower.cli.model_run import ModelRun
+
+    run = ModelRun(nap_command, {}, 0.05, None, fork=True)
+    while run._returncode() is None:  # no poll until the child has ended
+        time.sleep(0.01)
+    result = run.poll()
+    assert result is not None and (result.status, result.exit_code) == ("timeout", EXIT_BUDGET)
+
+
+def test_a_model_within_its_timeout_is_not_stopped(nap_command):
+    from maxlower.cli.model_run import ModelRun
+
+    run = ModelRun(nap_command, {}, 30.0, None, fork=True)
+    while (result := run.poll()) is None:
+        time.sleep(0.01)
+    assert (result.status, result.exit_code) == ("ok", 0)
+
+
 @pytest.mark.slow  # several batches in subprocesses: the default tier's 3 minutes
 def test_fifos_odd_names_symlinks_and_out_around_in(folder, tmp_path):
     fifo = tmp_path / "fifo.onnx"

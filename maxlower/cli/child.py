@@ -1,6 +1,6 @@
 """`python -m maxlower.cli.child ARGUMENTS.pickle`: one model of a batch in a fresh
 interpreter, where the batch cannot fork (Windows) or runs on a cluster's worker. The
-arguments are the pickled (command, parameters, directory) of `model_run.child_main`."""
+arguments are the pickled (command, parameters, directory, timeout) of `model_run.child_main`."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from maxlower.cli.model_run import child_main
 
 
 def main() -> None:
-    command, params, directory = pickle.loads(pathlib.Path(sys.argv[1]).read_bytes())
-    os._exit(child_main(command, params, directory))
+    command, params, directory, timeout = pickle.loads(pathlib.Path(sys.argv[1]).read_bytes())
+    os._exit(child_main(command, params, directory, timeout))
 
 
 if __name__ == "__main__":

@@ -118,10 +118,11 @@ class ModelRun:
         self._memory_read = 0.0
         self._popen: subprocess.Popen | None = None
         if fork and hasattr(os, "fork"):
-            self.pid = _fork_child(command, params, self.directory)
+            self.pid = _fork_child(command, params, self.directory, timeout)
         else:
             arguments = self.directory / "arguments.pickle"
-            arguments.write_bytes(pickle.dumps((command, params, str(self.directory))))
+            pickled = (command, params, str(self.directory), timeout)
+            arguments.write_bytes(pickle.dumps(pickled))
             self._popen = subprocess.Popen(
                 [sys.executable, "-m", "maxlower.cli.child", str(arguments)],
                 stdin=subprocess.DEVNULL,
@@ -135,9 +136,18 @@ class ModelRun:
         code = self._returncode()
         if code is None:
             code = self._check_budgets()
+        elif self.killed_for is None and self._stopped_itself_at_its_timeout(code):
+            self.killed_for = "timeout"
+            self._remove_leftovers()
         if code is None:
             return None
         return self._result(code)
+
+    def _stopped_itself_at_its_timeout(self, code: int) -> bool:
+        """The child stops itself as the batch would (`_arm_own_timeout`), at its timeout to
+        the millisecond: a child that ends between two polls is not counted as finished."""
+        ended_by_sigterm = code in (-signal.SIGTERM, 128 + signal.SIGTERM)
+        return ended_by_sigterm and time.monotonic() - self.started >= self.timeout
 
     def stop(self) -> None:
         """Stop the child and wait for it (an interrupted batch); never raises."""
@@ -228,7 +238,7 @@ class ModelRun:
         return ModelResult(status, code, seconds, _error_line(stderr), stdout, document)
 
 
-def _fork_child(command: str, params: dict, directory: pathlib.Path) -> int:
+def _fork_child(command: str, params: dict, directory: pathlib.Path, timeout: float) -> int:
     """Fork; the child runs the model's command and never returns."""
     sys.stdout.flush()
     sys.stderr.flush()
@@ -237,7 +247,7 @@ def _fork_child(command: str, params: dict, directory: pathlib.Path) -> int:
         code = EXIT_INTERNAL
         try:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # the batch stops its children
-            code = child_main(command, params, directory)
+            code = child_main(command, params, directory, timeout)
         finally:
             os._exit(code)
     return pid
@@ -253,10 +263,15 @@ def _child_of_a_worker() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-def child_main(command: str, params: dict, directory: str | os.PathLike) -> int:
+def child_main(
+    command: str, params: dict, directory: str | os.PathLike, timeout: float | None = None
+) -> int:
     """Run the command `command` of `maxlower` on one model, with standard output and
-    error sent to files in `directory`; return its exit code."""
+    error sent to files in `directory`; return its exit code. Past `timeout` seconds the
+    child stops itself as the batch would stop it."""
     directory = pathlib.Path(directory)
+    if timeout is not None:
+        _arm_own_timeout(timeout)
     for fd, name in ((1, "stdout"), (2, "stderr")):
         target = os.open(directory / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(target, fd)
@@ -283,6 +298,19 @@ def child_main(command: str, params: dict, directory: str | os.PathLike) -> int:
         sys.stdout.flush()
         sys.stderr.flush()
     return code
+
+
+def _arm_own_timeout(seconds: float) -> None:
+    """SIGTERM to itself after `seconds`: the batch's own check polls every 20 ms, and a
+    child that ended between two polls, past its timeout, would be counted as finished."""
+    if not hasattr(signal, "setitimer"):  # Windows: the batch's check alone
+        return
+
+    def stop_as_the_batch_would(signum: int, frame: object) -> None:
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    signal.signal(signal.SIGALRM, stop_as_the_batch_would)
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-6))
 
 
 def _private_bytes(pid: int) -> int:
