@@ -28,7 +28,7 @@ import dataclasses
 import os
 import pathlib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, cast
 
 import onnx
@@ -254,6 +254,7 @@ def run(
         return lowered
     report = _report_of(job, source)
     sparse = None
+    unconfirmed = _outputs_declared_beyond_inference(prepared) if job.opset is not None else {}
     if job.opset is not None:  # (and no profile: that case was split above)
         with (
             progress.stage(f"converting to opset {job.opset}"),
@@ -269,7 +270,9 @@ def run(
         # its types (registry.kept_as_is), and only the opset import and IR version
         # changed; so the input's full check and inferred types stand for the result.
         unchanged = sparse.changed_nodes == 0
-        with _inference_conflicts_refused(source, job.opset, report.conversions):
+        with _inference_conflicts_refused(
+            source, job.opset, report.conversions, _outputs_of(sparse.proto), unconfirmed
+        ):
             checked = check_proto_result(
                 sparse.proto, base_dir, progress, checked_already=unchanged
             )
@@ -290,7 +293,9 @@ def run(
         with progress.stage(f"lowering for profile {job.profile.name!r}"):
             legalized = LegalizePass(job.profile, keep_going=job.keep_going)(model)
             report.lowerings, report.unlowered = legalized.lowerings, legalized.unlowered
-    with _inference_conflicts_refused(source, job.opset, report.conversions):
+    with _inference_conflicts_refused(
+        source, job.opset, report.conversions, _outputs_of(model), unconfirmed
+    ):
         checked = check_result(model, progress, declared)
     training_info.put_back(checked, training, base_dir)
     return Outcome(checked, report)
@@ -349,7 +354,11 @@ _SHAPE_CONFLICT = re.compile(
 
 @contextlib.contextmanager
 def _inference_conflicts_refused(
-    source: int | None, target: int | None, conversions: Iterable[OtherOpConversion]
+    source: int | None,
+    target: int | None,
+    conversions: Iterable[OtherOpConversion],
+    outputs_of: Callable[[str], list[str]] = lambda node: [],
+    unconfirmed: dict[str, str] | None = None,
 ) -> Iterator[None]:
     """A converted node whose output shape, as ONNX infers it at the target, is not the one
     the model has, is refused like any node without an exact form (exit 3), not reported as
@@ -362,9 +371,17 @@ def _inference_conflicts_refused(
     - An op whose shape formula changed between versions: AveragePool-22 with `ceil_mode`
       drops a last window that starts in the padding, which versions 10..19 count.
 
+    - A main-graph output declared of a shape that its node's own inference at the source
+      does not give (`unconfirmed`, from `_outputs_declared_beyond_inference`): a ReduceMax
+      over axes computed at run time, declared of rank 2 where keepdims=1 gives rank 3.
+      The input's full check cannot see that; the exact form at the target has a shape
+      inference knows, which contradicts the declaration (`outputs_of` names what the
+      conflicting node makes). A declaration the source's inference confirms is not
+      blamed: a conflict there is a bug of ours.
+
     Only for ops that `conversions` took as they are (relabelled) or handed to
-    onnx.version_converter: a shape that conflicts on a node our own adapters wrote is a
-    bug of ours, and stays an internal error (exit 4)."""
+    onnx.version_converter, and for such declarations: a shape that conflicts elsewhere on
+    a node our own adapters wrote is a bug of ours, and stays an internal error (exit 4)."""
     taken_as_is = {
         c.op_type
         for c in conversions
@@ -393,7 +410,81 @@ def _inference_conflicts_refused(
                 f"{source} ({concise(error)}), so the op means something else there",
                 _same_schema_remedy(op_type, source),
             ) from None
+        made = outputs_of(conflict.group(2) or "") if conflict is not None else []
+        blamed = [o for o in made if o in (unconfirmed or {})]
+        if blamed and unconfirmed is not None:
+            output, (node, op_type) = blamed[0], unconfirmed[blamed[0]].split("\0")
+            raise ConversionError(
+                node,
+                op_type,
+                f"the model declares its output {output!r} of a shape that the node's own "
+                f"inference at opset {source} does not give, and the exact form at opset "
+                f"{target} gives another ({concise(error)})",
+                f"declare {output!r} of the shape the node computes (symbolic dims of the right "
+                "rank will do)",
+            ) from None
         raise
+
+
+def _outputs_declared_beyond_inference(proto: onnx.ModelProto) -> dict[str, str]:
+    """The main-graph outputs declared with a shape that the node making them does not
+    give by its own inference at the source, each with 'node name\\0op type': the
+    declarations that only the file vouches for. One node inference per declared output
+    (onnx.shape_inference.infer_node_outputs), on the types the input's check inferred."""
+    graph = proto.graph
+    declared = {o.name for o in graph.output if o.type.tensor_type.HasField("shape")}
+    if not declared:
+        return {}
+    types = {v.name: v.type for v in (*graph.input, *graph.value_info, *graph.output)}
+    data = {t.name: t for t in graph.initializer}
+    for t in graph.initializer:
+        types.setdefault(t.name, onnx.helper.make_tensor_type_proto(t.data_type, t.dims))
+    for node in graph.node:
+        default_domain = node.domain in ("", "ai.onnx")
+        if default_domain and node.op_type == "Constant" and node.attribute[0].name == "value":
+            data[node.output[0]] = node.attribute[0].t
+    imports = {e.domain: e.version for e in proto.opset_import}
+    unconfirmed = {}
+    for node in graph.node:
+        for output in set(node.output) & declared:
+            if not _inference_gives_a_shape(node, output, types, data, imports):
+                unconfirmed[output] = f"{node.name or '<unnamed>'}\0{node.op_type}"
+    return unconfirmed
+
+
+def _inference_gives_a_shape(
+    node: onnx.NodeProto,
+    output: str,
+    types: dict[str, onnx.TypeProto],
+    data: dict[str, onnx.TensorProto],
+    imports: dict[str, int],
+) -> bool:
+    version = imports.get("" if node.domain == "ai.onnx" else node.domain)
+    try:
+        schema = onnx.defs.get_schema(node.op_type, version or 1, node.domain)
+        inferred = onnx.shape_inference.infer_node_outputs(
+            schema,
+            node,
+            {name: types[name] for name in node.input if name in types},
+            {name: data[name] for name in node.input if name in data},
+        )
+    except Exception:  # no schema, or inference fails on its own: nothing confirmed
+        return False
+    found = inferred.get(output)
+    return found is not None and found.tensor_type.HasField("shape")
+
+
+def _outputs_of(model: ir.Model | onnx.ModelProto) -> Callable[[str], list[str]]:
+    """The names of what the main-graph node named `name` makes ([] if no such node)."""
+
+    def outputs(name: str) -> list[str]:
+        if isinstance(model, ir.Model):
+            node = next((n for n in model.graph if n.name == name), None)
+            return [v.name or "" for v in node.outputs] if node is not None else []
+        proto = next((n for n in model.graph.node if n.name == name), None)
+        return list(proto.output) if proto is not None else []
+
+    return outputs
 
 
 def _same_schema_remedy(op_type: str, source: int) -> str:

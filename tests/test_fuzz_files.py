@@ -108,3 +108,38 @@ def test_damaged_files_found_by_this_suite(tmp_path, name: str, message: str, co
     assert result.stderr.startswith("maxlower: error: ") and message in result.stderr
     assert result.stderr.count("\n") == 1, result.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize("path", ["sparse", "whole graph"])
+def test_an_output_declared_of_a_rank_inference_cannot_see_is_refused_not_internal(tmp_path, path):
+    """What this fuzz drew once (a damaged file): reduce_max_opset18.onnx with its run-time
+    axes ReduceMax's output declared of rank 2. The node's own inference at 18 gives no
+    shape there (the axes are computed at run time), so the input's full check cannot see
+    it; the exact form at 13 has a shape inference knows (rank 3, keepdims=1). That is a
+    refusal naming the node and the output (exit 3), not an internal error (exit 4).
+    Declared of the right rank, as the remedy says, it converts. (A declaration the
+    node's inference confirms is never blamed: tests/test_verify_mutants.py's
+    argmax_keepdims_dropped stays an internal error.) A model-local function sends the
+    model down the whole-graph path."""
+    model = onnx.load(pathlib.Path(__file__).parents[1] / "examples/models/reduce_max_opset18.onnx")
+    if path == "whole graph":
+        model.functions.append(
+            onnx.parser.parse_function(
+                '<domain: "local", opset_import: ["" : 18]> unused (a) => (b) { b = Abs(a) }'
+            )
+        )
+        model.opset_import.append(onnx.helper.make_opsetid("local", 1))
+    output = next(o for o in model.graph.output if o.name == "reduced_runtime_axes")
+    for rank, code in ((2, 3), (3, 0)):
+        del output.type.tensor_type.shape.dim[:]
+        for i in range(rank):
+            output.type.tensor_type.shape.dim.add().dim_param = f"q{i}"
+        source = tmp_path / f"rank{rank}.onnx"
+        onnx.save(model, source)
+        args = ["convert", str(source), "--opset", "13", "-o", str(tmp_path / f"out{rank}.onnx")]
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == code, result.output
+        if code:
+            assert result.stderr.startswith("maxlower: error: node 'reduce_runtime_axes'")
+            assert "declares its output 'reduced_runtime_axes'" in result.stderr
+            assert result.stderr.count("\n") == 1
