@@ -136,18 +136,14 @@ class ModelRun:
         code = self._returncode()
         if code is None:
             code = self._check_budgets()
-        elif self.killed_for is None and self._stopped_itself_at_its_timeout(code):
+        elif self.killed_for is None and (self.directory / TIMED_OUT).exists():
+            # it stopped itself at its timeout (`_arm_own_timeout`), whatever code the
+            # interruption left it with
             self.killed_for = "timeout"
             self._remove_leftovers()
         if code is None:
             return None
         return self._result(code)
-
-    def _stopped_itself_at_its_timeout(self, code: int) -> bool:
-        """The child stops itself as the batch would (`_arm_own_timeout`), at its timeout to
-        the millisecond: a child that ends between two polls is not counted as finished."""
-        ended_by_sigterm = code in (-signal.SIGTERM, 128 + signal.SIGTERM)
-        return ended_by_sigterm and time.monotonic() - self.started >= self.timeout
 
     def stop(self) -> None:
         """Stop the child and wait for it (an interrupted batch); never raises."""
@@ -271,7 +267,7 @@ def child_main(
     child stops itself as the batch would stop it."""
     directory = pathlib.Path(directory)
     if timeout is not None:
-        _arm_own_timeout(timeout)
+        _arm_own_timeout(timeout, directory)
     for fd, name in ((1, "stdout"), (2, "stderr")):
         target = os.open(directory / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(target, fd)
@@ -300,17 +296,28 @@ def child_main(
     return code
 
 
-def _arm_own_timeout(seconds: float) -> None:
-    """SIGTERM to itself after `seconds`: the batch's own check polls every 20 ms, and a
-    child that ended between two polls, past its timeout, would be counted as finished."""
+# The file a child writes into its run's directory as its own timeout passes.
+TIMED_OUT = "timed-out"
+
+
+def _arm_own_timeout(seconds: float, directory: pathlib.Path) -> None:
+    """Past `seconds`, write TIMED_OUT and send SIGTERM to itself, as the batch would stop
+    it (so that a write in progress finishes: maxlower.files defers SIGTERM), again every
+    RESEND seconds until it has ended. The batch's own check polls every 20 ms: a child
+    that ended between two polls, past its timeout, would otherwise count as finished."""
     if not hasattr(signal, "setitimer"):  # Windows: the batch's check alone
         return
 
     def stop_as_the_batch_would(signum: int, frame: object) -> None:
+        with contextlib.suppress(OSError):
+            (directory / TIMED_OUT).touch()
         os.kill(os.getpid(), signal.SIGTERM)
 
     signal.signal(signal.SIGALRM, stop_as_the_batch_would)
-    signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-6))
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-6), RESEND)
+
+
+RESEND = 0.1  # seconds between two SIGTERMs of a child past its timeout
 
 
 def _private_bytes(pid: int) -> int:
