@@ -59,6 +59,7 @@ from passes.graph_utils import (
     data_propagation_affordable,
     forget_generated_dim_names_in_proto,
     graph_protos,
+    with_reshape_ranks,
 )
 
 # Initializers at most this big stay in the protobuf when the output has external data
@@ -200,13 +201,21 @@ def _check_and_infer_light(serialized: bytes) -> onnx.ModelProto:
         inferred = onnx.shape_inference.infer_shapes(
             serialized, check_type=True, strict_mode=False, data_prop=False
         )
-    if _computes_shapes(inferred, serialized) and data_propagation_affordable(
+    data_prop = _computes_shapes(inferred, serialized) and data_propagation_affordable(
         _proto_shapes(inferred)
-    ):
+    )
+    if data_prop:
         inferred = onnx.shape_inference.infer_shapes(
             serialized, check_type=True, strict_mode=False, data_prop=True
         )
-    return inferred
+    # the ranks of Reshapes to shapes computed at run time, which onnx's inference leaves
+    # unknown, and what follows from them (passes.graph_utils.add_reshape_ranks)
+    return with_reshape_ranks(
+        inferred,
+        lambda model: onnx.shape_inference.infer_shapes(
+            model, check_type=True, strict_mode=False, data_prop=data_prop
+        ),
+    )
 
 
 def _computes_shapes(model: onnx.ModelProto, serialized: bytes) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 import onnx
@@ -369,3 +369,71 @@ def graph_protos(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
     yield graph
     for subgraph in subgraphs(graph):
         yield from graph_protos(subgraph)
+
+
+# Rounds of inference `with_reshape_ranks` runs at most: a round types what reads
+# the Reshapes it ranked; a Reshape whose shape's length only that typing gives needs one
+# more (a Reshape to Shape(x) where x comes from another one's output, say).
+RESHAPE_RANK_ROUNDS = 4
+
+
+def add_reshape_ranks(model: onnx.ModelProto) -> bool:
+    """Give each Reshape output that inference left without a shape the rank its shape
+    input's static length says, with unknown dims: Reshape's output has as many dims as
+    its shape input has elements, in every version. onnx's inference says nothing when
+    the shape is computed at run time (TorchScript exports with dynamic axes: 501 of
+    swin_t's 3,225 values untyped at opset 11), and everything downstream, a Softmax's
+    rank included, stays unknown. Returns whether any was given (main graph and
+    subgraphs; names are unique across them)."""
+    graphs = list(graph_protos(model.graph))
+    infos: dict[str, onnx.ValueInfoProto] = {}
+    for graph in graphs:
+        for info in (*graph.input, *graph.value_info, *graph.output):
+            infos.setdefault(info.name, info)
+    lengths = {t.name: list(t.dims) for g in graphs for t in g.initializer}
+    added = False
+    for graph in graphs:
+        for node in graph.node:
+            if node.op_type != "Reshape" or node.domain not in ("", "ai.onnx"):
+                continue
+            if len(node.input) < 2:  # Reshape-1's shape attribute: inference reads it
+                continue
+            target = infos.get(node.output[0])
+            if target is None or not target.type.HasField("tensor_type"):
+                continue
+            tensor_type = target.type.tensor_type
+            length = _static_length(node.input[1], infos, lengths)
+            if tensor_type.HasField("shape") or length is None:
+                continue
+            tensor_type.shape.SetInParent()
+            for _ in range(length):
+                tensor_type.shape.dim.add()
+            added = True
+    return added
+
+
+def _static_length(
+    name: str, infos: dict[str, onnx.ValueInfoProto], initializers: dict[str, list[int]]
+) -> int | None:
+    """The length of the 1-D tensor `name` where its type or initializer gives it."""
+    if name in initializers:
+        dims = initializers[name]
+        return dims[0] if len(dims) == 1 else None
+    info = infos.get(name)
+    if info is None or not info.type.tensor_type.HasField("shape"):
+        return None
+    dims = info.type.tensor_type.shape.dim
+    return dims[0].dim_value if len(dims) == 1 and dims[0].HasField("dim_value") else None
+
+
+def with_reshape_ranks(
+    inferred: onnx.ModelProto, infer: Callable[[onnx.ModelProto], onnx.ModelProto]
+) -> onnx.ModelProto:
+    """`inferred` (a model inference has typed), with `add_reshape_ranks` applied and
+    `infer` run again while it ranks a Reshape output, so that inference carries the
+    ranks downstream (at most RESHAPE_RANK_ROUNDS rounds)."""
+    for _ in range(RESHAPE_RANK_ROUNDS):
+        if not add_reshape_ranks(inferred):
+            break
+        inferred = infer(inferred)
+    return inferred

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import json
 import time
 from collections.abc import Iterable
@@ -62,7 +63,7 @@ from maxlower.prove.expansion import ExpansionUnproved, function_node, prove_exp
 from maxlower.prove.models import differing_defaults, interface_differences
 from maxlower.prove.semilattice import semilattice_equal, semilattice_witness
 from maxlower.prove.shared import differing_sources, reads, shared_nodes
-from passes.graph_utils import graph_protos
+from passes.graph_utils import graph_protos, with_reshape_ranks
 
 # What the full SMT proof takes on, measured on this machine (tests/test_prove_sites.py
 # and docs/proof.md, "Proof of a run's sites", give the figures): a float32 ReduceMax's
@@ -451,7 +452,10 @@ def _relabels_checked(
 
 
 def _by_label(scopes_of: dict[str, Scope], where: str, label: str) -> list[bytes]:
-    """The nodes of that label in that graph, serialized (for comparison)."""
+    """The nodes of that label in that graph, each as what it computes (`_shallow`), for
+    comparison: a relabelled If, Loop or Scan whose branches hold converted nodes is
+    unchanged itself; its bodies are scopes of their own, whose changes are their own
+    sites (and `_unrecorded_changes` compares the rest of them)."""
     scope = scopes_of.get(where)
     if scope is None:
         return []
@@ -1046,7 +1050,9 @@ def _typed(model: onnx.ModelProto) -> onnx.ModelProto:
     del bare.graph.initializer[:]
     bare.graph.initializer.extend(kept)
     try:
-        inferred = onnx.shape_inference.infer_shapes(bare, data_prop=True)
+        infer = functools.partial(onnx.shape_inference.infer_shapes, data_prop=True)
+        # Reshapes to shapes computed at run time ranked (a fact of Reshape's definition)
+        inferred = with_reshape_ranks(infer(bare), infer)
     except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError):
         inferred = bare
     typed = onnx.ModelProto()
