@@ -475,6 +475,60 @@ def test_a_node_changed_while_relabelled_is_a_site(monkeypatch):
     assert "(Gather)" in str(caught.value) and caught.value.report.counterexample.reproduced
 
 
+# A detector's If, as TorchScript writes it at opset 11: a branch with a node that
+# conversion to 13 rewrites (Squeeze's axes to an input) beside one outside the prover's
+# fragment (NonMaxSuppression), which is the same on both sides.
+DETECTOR_IF = """<ir_version: 7, opset_import: ["" : 11]>
+g (bool c, float[1,4,4] boxes, float[1,1,4] scores) => (int64[N, 3] y) {
+    [pick] y = If (c) <
+        then_branch = then_g () => (int64[A, 3] t) {
+            [nms] t = NonMaxSuppression (boxes, scores)
+        },
+        else_branch = else_g () => (int64[B, 3] e) {
+            [nms_else] picked = NonMaxSuppression (boxes, scores)
+            [wrap] wrapped = Unsqueeze <axes = [0]> (picked)
+            [squeeze] e = Squeeze <axes = [0]> (wrapped)
+        }
+    >
+}"""
+
+
+def test_a_relabelled_if_is_proved_by_the_sites_of_its_branches():
+    """A relabelled If whose branch holds a converted node is no site itself (If-11 and
+    If-13 compute the same function of their branches): the branch's changes are sites
+    of their own, and the NonMaxSuppression beside them, which no site holds, need not be
+    interpreted (it stopped the proof of fasterrcnn's and ssdlite's If at 13)."""
+    model = onnx.parser.parse_model(DETECTOR_IF)
+    _, report = maxlower.convert_with_report(model, 13, prove=True)
+    assert report.proof is not None and report.proof.ok, report.proof
+    sites = {s.node for s in report.proof.sites}
+    assert {"wrap", "squeeze"} <= sites and "pick" not in sites
+
+
+def test_a_change_inside_a_relabelled_if_that_nothing_records_is_not_proved(monkeypatch):
+    """An adapter of the If that edits its branch (here: the else branch's Unsqueeze gets
+    another axis) and reports a relabel: the branch's scope holds a change no site covers,
+    so the proof is not PROVED."""
+    import onnx_ir as ir
+
+    from passes.version import other_ops
+
+    original = other_ops._adapters
+
+    def edit_branch(node, old, builder):
+        if node.op_type == "If":
+            for inner in node.attributes["else_branch"].value:
+                if inner.op_type == "Unsqueeze" and "axes" in inner.attributes:
+                    inner.attributes["axes"] = ir.AttrInt64s("axes", [1])
+
+    monkeypatch.setattr(
+        other_ops, "_adapters", lambda node, new: [edit_branch, *original(node, new)]
+    )
+    model = onnx.parser.parse_model(DETECTOR_IF)
+    with pytest.raises((CounterexampleFound, ProofInconclusive)):
+        maxlower.convert(model, 13, prove=True)
+
+
 def test_prove_runs_after_the_summary_and_the_verification(tmp_path, monkeypatch):
     """`convert --verify --prove` prints what it changed, then verifies, then proves: a
     failure of the proof (or a signal during it) leaves the summary and the verdict on

@@ -465,7 +465,7 @@ def _by_label(scopes_of: dict[str, Scope], where: str, label: str) -> list[bytes
         for node in scope.nodes:
             labelled.setdefault(node_label(node), []).append(node)
         scope._all_by_label = labelled  # type: ignore[attr-defined]
-    return [n.SerializeToString(deterministic=True) for n in labelled.get(label, [])]
+    return [repr(_shallow(n)).encode() for n in labelled.get(label, [])]
 
 
 def _unplaced_proof(stage: str, record: Record) -> SiteProof:
