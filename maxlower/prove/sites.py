@@ -794,7 +794,10 @@ def _closed(nodes: list[onnx.NodeProto], scope: Scope):
         producer = scope.producer.get(name)
         if name in scope.tensors and name not in scope.overridable:
             if scope.tensors[name].data_location == onnx.TensorProto.EXTERNAL:
-                raise SiteOutside(f"the site reads {name!r}, stored as external data")
+                # a free value of its type: what is proved for every value holds for the
+                # one stored (the same on both sides: _unrecorded_changes compares it)
+                free.append(name)
+                continue
             tensors.append(scope.tensors[name])
         elif producer is not None and producer.op_type == "Constant" and not producer.domain:
             constants.append(producer)
@@ -812,8 +815,12 @@ def _closed(nodes: list[onnx.NodeProto], scope: Scope):
 def _value_info(
     name: str, first: Scope, then: Scope, what: str, shapes: bool = True
 ) -> onnx.ValueInfoProto:
-    """The value's type in `first`, else in `then` (with `shapes`, only with a shape)."""
+    """The value's type in `first`, else in `then` (with `shapes`, only with a shape); an
+    initializer's (one stored as external data is a free value of a site) by its tensor."""
     type_proto = first.type_protos.get(name) or then.type_protos.get(name)
+    stored = first.tensors.get(name) or then.tensors.get(name)
+    if type_proto is None and stored is not None:
+        type_proto = onnx.helper.make_tensor_type_proto(stored.data_type, stored.dims)
     if type_proto is None or not type_proto.HasField("tensor_type"):
         raise SiteOutside(f"the site's {what} {name!r} has no known tensor type")
     if shapes and not type_proto.tensor_type.HasField(
