@@ -15,6 +15,7 @@ from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
 from maxlower.prove.canonical import COERCED_TO_2D, same_by_schema
+from passes.builder import min_ir_version
 from tests import budget
 
 
@@ -589,3 +590,119 @@ def _valid(model) -> bool:
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError):
         return False
     return True
+
+
+# Scatter and Gather by index across their versions: ScatterND and ScatterElements added
+# `reduction` at 16 (more of it at 18), GatherND `batch_dims` at 12; each version's
+# default is what the one before does. Data (2, 3, 4); indices that repeat (where
+# ScatterND's order is the spec's to leave open: both sides run the same), negative ones
+# (ScatterElements and GatherElements take them from 11 on), and the last element.
+_INDEXED = {
+    "ScatterND": ((2, 1), (2, 3, 4), [[1], [1], [0], [-1]]),
+    "ScatterElements": ((2, 3, 4), (2, 3, 4), None),
+    "GatherND": ((2, 2), None, [[0, 1], [1, -1], [1, 2], [0, 0]]),
+    "GatherElements": ((2, 3, 4), None, None),
+}
+_ADDED = {"reduction": (16, ["none", "add", "mul"], 18, ["max", "min"]), "batch_dims": (12, [0, 1])}
+_HAS = {"reduction": ("ScatterND", "ScatterElements"), "batch_dims": ("GatherND",)}
+
+
+def _indexed(op: str, opset: int, attrs: dict, indices: np.ndarray) -> onnx.ModelProto:
+    """A one-node `op` at `opset` on data x (2, 3, 4), constant `indices`, and for a
+    Scatter updates u as a graph input."""
+    _, update_shape, _ = _INDEXED[op]
+    inputs = [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, (2, 3, 4))]
+    names = ["x", "i"]
+    if update_shape is not None:
+        shape = indices.shape if op == "ScatterElements" else update_shape
+        inputs.append(helper.make_tensor_value_info("u", onnx.TensorProto.FLOAT, shape))
+        names.append("u")
+    node = helper.make_node(op, names, ["y"], **attrs)
+    out = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)
+    constant = onnx.numpy_helper.from_array(indices, "i")
+    graph = helper.make_graph([node], "g", inputs, [out], [constant])
+    return helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=min_ir_version(opset)
+    )
+
+
+@st.composite
+def _indexed_pairs(draw):
+    op = draw(st.sampled_from(sorted(_INDEXED)))
+    index_shape, _, rows = _INDEXED[op]
+    if rows is not None:
+        picked = draw(st.lists(st.sampled_from(rows), min_size=2, max_size=2))
+        indices = np.array(picked, np.int64).reshape(index_shape)
+        if op == "GatherND" and draw(st.booleans()):  # batch_dims=1: one index per row
+            indices = np.array([picked[0][:1], picked[1][:1]], np.int64)
+    else:
+        axis = draw(st.integers(-3, 2))
+        shape = [2, 3, 4]
+        size = shape[axis]
+        indices = np.array(
+            draw(st.lists(st.integers(-size, size - 1), min_size=24, max_size=24)), np.int64
+        ).reshape(2, 3, 4)  # (onnx.reference takes indices of the data's shape only)
+    sides = []
+    for _ in range(2):
+        opset = draw(st.sampled_from([11, 12, 13, 16, 18]))
+        attrs: dict = {}
+        if rows is None:
+            attrs["axis"] = axis
+        for name, (since, values, *later) in _ADDED.items():
+            if op not in _HAS[name] or opset < since:
+                continue
+            choices = values + (later[1] if later and opset >= later[0] else [])
+            choice = draw(st.sampled_from([None, *choices]))
+            if choice is not None:
+                attrs[name] = choice
+        sides.append(_indexed(op, opset, attrs, indices))
+    return sides
+
+
+def _assert_same_bits_in_both_runtimes(reference, candidate, rng) -> None:
+    """onnx.reference and onnxruntime each run both sides to the same bits, on data and
+    updates drawn with ±0, ±inf and NaN (the pairs drawn are valid: an error is a bug)."""
+    values = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 2.5], np.float32)
+    feeds = {}
+    for value in reference.graph.input:
+        shape = [d.dim_value for d in value.type.tensor_type.shape.dim]
+        feeds[value.name] = rng.choice(values, size=shape).astype(np.float32)
+    for run in (_run, _run_in_onnxruntime):
+        a, b = (run(model, feeds) for model in (reference, candidate))
+        assert not isinstance(a, Exception) and not isinstance(b, Exception), (run, a, b)
+        assert a.shape == b.shape and a.tobytes() == b.tobytes(), (run, a, b)
+
+
+@budget.fuzz(150, database=None)
+@given(_indexed_pairs(), st.integers(0, 2**32 - 1))
+def test_every_scatter_and_gather_pair_taken_by_the_schemas_gives_the_same_bits(pair, seed):
+    """ScatterND, ScatterElements, GatherND and GatherElements across their versions: what
+    the schemas' argument takes as one function runs to the same bits in onnx.reference
+    and in onnxruntime (a reduction or batch_dims other than the old behaviour is not
+    taken: test_a_reduction_or_batch_dims_is_left_to_the_solver)."""
+    _judge_if_taken(pair, seed, _assert_same_bits_in_both_runtimes)
+
+
+@pytest.mark.parametrize(
+    ("op", "attrs"),
+    [
+        ("ScatterND", {"reduction": "add"}),
+        ("ScatterElements", {"reduction": "max", "axis": 0}),
+        ("GatherND", {"batch_dims": 1}),
+    ],
+)
+def test_a_reduction_or_batch_dims_is_left_to_the_solver(op, attrs):
+    index_shape, _, rows = _INDEXED[op]
+    if op == "GatherND":
+        indices = np.array([[0], [1]], np.int64)
+    elif rows is not None:
+        indices = np.array(rows[:2], np.int64).reshape(index_shape)
+    else:
+        indices = np.zeros((2, 3, 4), np.int64)
+    new = _indexed(op, 18, attrs, indices)
+    old = _indexed(
+        op, 13 if op != "GatherND" else 11, {"axis": 0} if "axis" in attrs else {}, indices
+    )
+    assert same_by_schema(old, new) is None
+    explicit = dict(attrs, **({"reduction": "none"} if "reduction" in attrs else {"batch_dims": 0}))
+    assert same_by_schema(old, _indexed(op, 18, explicit, indices)) is not None

@@ -54,6 +54,11 @@ SCHEMA_ONLY_OPS = frozenset(
         "Shape",
         # 13 moved `split` to an input; 18 added num_outputs (absent at 13: not equal)
         "Split",
+        # 13 added bfloat16; 16 `reduction` (its default "none" is what 11 and 13 do), 18
+        # its max and min (dynamo's exports write reduction="none")
+        "ScatterND", "ScatterElements",
+        # 12 added `batch_dims` (its default 0 is what 11 does), 13 bfloat16
+        "GatherND", "GatherElements",
     }
 )  # fmt: skip
 # Ops whose `axis` changed meaning at 13 (COERCED_UNTIL): before, the input coerced to 2-D at
