@@ -299,3 +299,49 @@ def _under(path: str, prefix: str) -> bool:
         or path.startswith(prefix.rstrip("/") + "/")
         or (prefix.endswith("-") and path.startswith(prefix))
     )
+
+
+LAYER_NORM = """<ir_version: 8, opset_import: ["" : 18]>
+g (float[2, 4] x) => (float[2, 4] y) <float[4] scale = {1.0, 2.0, 0.5, -1.0}> {
+    [norm] y = LayerNormalization <axis = -1> (x, scale)
+}"""
+
+
+def test_a_site_that_reads_an_external_weight_is_proved_with_it_free(tmp_path):
+    """dynamo stores every weight as external data, a LayerNormalization's scale too: the
+    site reads it as a free value of its type (proved for every scale, so for the one
+    stored), where it used to stop ('the site reads ..., stored as external data')."""
+    model = onnx.parser.parse_model(LAYER_NORM)
+    source = tmp_path / "norm.onnx"
+    onnx.save(model, source, save_as_external_data=True, location="w.bin", size_threshold=0)
+    proto = onnx.load(source, load_external_data=False)
+    _, report = maxlower.convert_with_report(proto, 13, base_dir=tmp_path, prove=True)
+    assert report.proof is not None and report.proof.ok, report.proof
+    (site,) = [s for s in report.proof.sites if s.node == "norm"]
+    assert site.method == "expansion"
+
+
+def test_an_external_weight_changed_by_the_run_is_not_proved(tmp_path, monkeypatch):
+    """The same, with a run that writes another scale under the same name: the site holds
+    it free, and the comparison of the stored tensors finds the change."""
+    from passes.version import to_opset
+
+    model = onnx.parser.parse_model(LAYER_NORM)
+    source = tmp_path / "norm.onnx"
+    onnx.save(model, source, save_as_external_data=True, location="w.bin", size_threshold=0)
+    original = to_opset.ConvertToOpsetPass.call
+
+    def change_the_scale(self, ir_model):
+        result = original(self, ir_model)
+        import onnx_ir as ir
+
+        value = ir_model.graph.initializers["scale"]
+        value.const_value = ir.tensor(np.array([1.0, 2.0, 0.5, 1.0], np.float32), name="scale")
+        return result
+
+    monkeypatch.setattr(to_opset.ConvertToOpsetPass, "call", change_the_scale)
+    proto = onnx.load(source, load_external_data=False)
+    with pytest.raises((maxlower.ProofInconclusive, maxlower.CounterexampleFound)) as caught:
+        maxlower.convert(proto, 13, base_dir=tmp_path, prove=True)
+    reasons = [s.reason or "" for s in caught.value.report.sites]
+    assert any("initializer 'scale' changed" in r for r in reasons), reasons
