@@ -59,6 +59,10 @@ SCHEMA_ONLY_OPS = frozenset(
         "ScatterND", "ScatterElements",
         # 12 added `batch_dims` (its default 0 is what 11 does), 13 bfloat16
         "GatherND", "GatherElements",
+        # 13 made roi and scales optional (11 takes an empty tensor for either: read as
+        # absent, _empty_is_absent), and dropped tf_half_pixel_for_nn (left to the solver);
+        # 18 added antialias, axes and keep_aspect_ratio_policy, each absent the old way
+        "Resize",
     }
 )  # fmt: skip
 # Ops whose `axis` changed meaning at 13 (COERCED_UNTIL): before, the input coerced to 2-D at
@@ -105,6 +109,8 @@ def node_form(model: onnx.ModelProto) -> Form | None:
         return None
     if len(nodes) == 2:
         return _shape_then_slice(nodes, constants, opset)
+    if len(nodes) == 3:
+        return _transposed_around(nodes, opset, model)
     if len(nodes) != 1:
         return None
     node = nodes[0]
@@ -132,6 +138,8 @@ def node_form(model: onnx.ModelProto) -> Form | None:
     rank = _rank(model, node.input[0])
     if node.op_type == "Reshape":
         _drop_idle_allowzero(params, values)
+    if node.op_type == "Resize":
+        _empty_is_absent(values, (1, 2))
     if node.op_type == "Shape":
         params.update(_shape_bounds(params.get("start"), params.get("end")))
     if node.op_type == "Split":
@@ -179,6 +187,43 @@ def _shape_then_slice(nodes: list, constants: dict, opset: int) -> Form | None:
     version = onnx.defs.get_schema("Shape", opset, "").since_version
     params = _shape_bounds(int(starts[0]), int(ends[0]))
     return Form("Shape", version, (shape.input[0],), (cut.output[0],), params)
+
+
+def _transposed_around(nodes: list, opset: int, model: onnx.ModelProto) -> Form | None:
+    """Transpose(x){perm} then a Softmax-like node over its last axis alone, then the
+    inverse Transpose, read as that op over axis perm[-1] alone (the form passes.version's
+    adapter gives Softmax-13 with another axis below 13): the normalisation of each line
+    along one axis reads that line's elements in their order whatever the order of the
+    other axes, and the second Transpose puts every element back. Else None."""
+    first, middle, last = nodes
+    if (first.op_type, last.op_type) != ("Transpose", "Transpose") or middle.op_type not in (
+        COERCED_TO_2D
+    ):
+        return None
+    if {n.domain for n in nodes} - {"", "ai.onnx"} or middle.input[0] != first.output[0]:
+        return None
+    if last.input[0] != middle.output[0]:
+        return None
+    perm, back = (_ints_attribute(n, "perm") for n in (first, last))
+    rank = len(perm) if perm is not None else None
+    if perm is None or back is None or sorted(perm) != list(range(len(perm))):
+        return None
+    if [perm[k] for k in back] != list(range(len(perm))):  # (not the inverse)
+        return None
+    if _elem_type(model, first.input[0]) not in SAME_KERNELS_ACROSS_13:
+        return None
+    version = onnx.defs.get_schema(middle.op_type, opset, "").since_version
+    axis = next((a.i for a in middle.attribute if a.name == "axis"), None)
+    if _coerced_axis(middle.op_type, axis, version, rank) != "the last axis alone":
+        return None
+    moved = perm[-1]
+    reading = "the last axis alone" if moved == len(perm) - 1 else f"axis {moved} alone"
+    return Form(middle.op_type, version, (first.input[0],), (last.output[0],), {"axis": reading})
+
+
+def _ints_attribute(node: onnx.NodeProto, name: str) -> list[int] | None:
+    found = [list(a.ints) for a in node.attribute if a.name == name]
+    return found[0] if found and len(node.attribute) == 1 else None
 
 
 def _split_sizes(params: dict[str, object], count: int, dims: list | None) -> None:
@@ -229,6 +274,18 @@ def _drop_idle_allowzero(params: dict[str, object], values: list[object]) -> Non
     _, _, dtype, _, data = shape
     if 0 not in np.frombuffer(data, dtype=np.dtype(dtype)):
         params.pop("allowzero", None)
+
+
+def _empty_is_absent(values: list[object], positions: tuple[int, ...]) -> None:
+    """An input that a version requires where a later one makes it optional, given as an
+    empty constant, read as left out: Resize-11's roi and scales (onnx.defs: "If 'sizes'
+    is needed, the user can use an empty string as the name of 'scales'", and roi "only
+    takes effect when coordinate_transformation_mode is tf_crop_and_resize"; an empty
+    one is what the adapter writes below 13)."""
+    for k in positions:
+        value = values[k] if k < len(values) else None
+        if isinstance(value, tuple) and 0 in value[3]:
+            values[k] = ""
 
 
 def _coerced_axis(op_type: str, axis: object, version: int, rank: int | None) -> object:
