@@ -239,4 +239,5 @@ def test_a_site_in_a_subgraph_of_a_function_is_proved_at_the_functions_opset(tmp
     args = ["convert", str(source), "--opset", "13", "--prove", "-o", str(tmp_path / "o.onnx")]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
-    assert "PROVED: 3 sites proved" in result.output
+    # the ReduceMax and the ReduceMin in its branches; the relabelled If is no site
+    assert "PROVED: 2 sites proved" in result.output

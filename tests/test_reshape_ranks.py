@@ -17,13 +17,14 @@ import onnx
 import onnxruntime as ort
 import pytest
 from click.testing import CliRunner
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from onnx.reference import ReferenceEvaluator
 
 from maxlower.cli import cli
 from maxlower.io import check_and_infer
 from passes.graph_utils import add_reshape_ranks
+from tests import budget
 
 ATTENTION = """
 < ir_version: 7, opset_import: ["" : 11] >
@@ -115,7 +116,7 @@ chain (float[N, 2, 6] x) => (float[{declared}] y) {{
     return model, dims
 
 
-@settings(max_examples=40, deadline=None)
+@budget.fuzz(40, deadline=None)
 @given(reshape_chains())
 def test_every_inferred_rank_is_the_rank_onnx_reference_computes(drawn):
     model, dims = drawn
