@@ -6,6 +6,7 @@ then a property test that checks every pair it takes against onnx.reference, bit
 from __future__ import annotations
 
 import functools
+import itertools
 
 import numpy as np
 import onnx
@@ -932,3 +933,36 @@ def test_torchvisions_roi_align_16_is_roi_align_10_without_its_mode():
     exported = _roi_align(16, dict(attrs, coordinate_transformation_mode="output_half_pixel"))
     assert same_by_schema(exported, old) is not None
     assert same_by_schema(_roi_align(16, attrs), old) is None  # half_pixel by default
+
+
+def _changed_absent_values():
+    """(op, attribute, version, version) of every op the argument reads, where the
+    attribute left out means another thing at the two versions (onnx.defs, through
+    changed_defaults.absent_value)."""
+    from maxlower.prove.canonical import SCHEMA_ONLY_OPS, SINCE, SINCE_OF
+    from passes.graph_utils import op_versions
+    from passes.version.changed_defaults import NOT_APPLICABLE, UNSAID, absent_value
+
+    found = []
+    for op in sorted(SCHEMA_ONLY_OPS | COERCED_TO_2D):
+        versions = [v for v in op_versions(op) if v >= SINCE_OF.get(op, SINCE)]
+        names = {n for v in versions for n in onnx.defs.get_schema(op, v, "").attributes}
+        for name in sorted(names):
+            for low, high in itertools.combinations(versions, 2):
+                a, b = absent_value(op, name, low), absent_value(op, name, high)
+                if UNSAID not in (a, b) and NOT_APPLICABLE not in (a, b) and a != b:
+                    found.append((op, name, low, high))
+    return found
+
+
+def test_an_attribute_left_out_of_both_is_read_at_each_version():
+    """Every attribute whose absent meaning changed between two versions of an op the
+    argument reads (Softmax's axis at 13, RoiAlign's mode at 16) is told apart when both
+    nodes leave it out."""
+    from maxlower.prove.canonical import Form, _same_when_left_out
+
+    changed = _changed_absent_values()
+    assert ("RoiAlign", "coordinate_transformation_mode", 10, 16) in changed
+    for op, name, low, high in changed:
+        forms = [Form(op, version, ("x",), ("y",), {}) for version in (low, high)]
+        assert not _same_when_left_out(*forms, name), (op, name, low, high)
