@@ -102,6 +102,16 @@ def _scan(opset: int) -> str:
 
 
 ROWS = np.arange(6, dtype=np.float32).reshape(1, 2, 3)
+# a RoiAlign with coordinate_transformation_mode left out: output_half_pixel at 10 (opset
+# 13), half_pixel at 16
+_ROI_ALIGN = (
+    "g (float[1,2,6,6] x, float[2,4] rois, int64[2] batch) => (float[2,2,1,1] y) "
+    "{ y = RoiAlign <output_height = 1, output_width = 1> (x, rois, batch) }"
+)
+_ROIS = {
+    "rois": np.array([[0, 0, 5, 5], [1.5, 0.5, 3.25, 4]], np.float32),
+    "batch": np.zeros(2, np.int64),
+}
 WIDE = {"c": np.array(True), "x": np.zeros(100, np.float32)}
 PAIRS = [
     Pair(
@@ -150,6 +160,21 @@ PAIRS = [
         OPSET13 + "g (float[3] x) => (float[3] y) { y = Sin(x) }",
         {"x": np.ones(5, np.float32)},
         _onnxruntime,
+    ),
+    Pair(
+        "an attribute left out means another thing at the other version",
+        '<ir_version: 8, opset_import: ["" : 16]>\n' + _ROI_ALIGN,
+        OPSET13 + _ROI_ALIGN,
+        {"x": np.arange(72, dtype=np.float32).reshape(1, 2, 6, 6), **_ROIS},
+        _onnxruntime,  # onnx.reference reads 10's absent mode as 16's
+    ),
+    Pair(
+        "a version between the two changed what the node means",
+        '<ir_version: 8, opset_import: ["" : 11]>\n'
+        "g (float[2,3,2] x) => (float[2,3,2] y) { y = Softmax <axis = 1> (x) }",
+        OPSET13 + "g (float[2,3,2] x) => (float[2,3,2] y) { y = Softmax <axis = 1> (x) }",
+        {"x": np.arange(12, dtype=np.float32).reshape(2, 3, 2)},
+        _onnxruntime,  # onnx.reference's Softmax normalises one axis at every version
     ),
     Pair(
         "the opset gives an op in a subgraph another schema",
@@ -241,3 +266,14 @@ def test_a_site_in_a_subgraph_of_a_function_is_proved_at_the_functions_opset(tmp
     assert result.exit_code == 0, result.output
     # the ReduceMax and the ReduceMin in its branches; the relabelled If is no site
     assert "PROVED: 2 sites proved" in result.output
+
+
+def test_a_node_relabelled_across_versions_is_shared_and_the_assumption_says_so():
+    """Relu-14 and Relu-13 mean one thing (conversion relabels between them): `prove A B`
+    shares the node, proves nothing for it, and lists the pair of versions it assumed."""
+    body = "g (float[64,64] x) => (float[64,64] y) { r = Relu(x)  y = Neg(r) }"  # (past the solver)
+    reference = _model('<ir_version: 8, opset_import: ["" : 14]>\n' + body)
+    candidate = _model(OPSET13 + body)
+    report = prove_models(reference, candidate, timeout=20)
+    assert report.status == "proved", report.summary()
+    assert any("Relu-14/Relu-13" in a for a in report.assumptions), report.assumptions

@@ -16,7 +16,16 @@ it its meaning is the same in both (`node_key`):
 - every name it reads from outside itself (its inputs, and the outer values its subgraphs
   read by name): an initializer's type and value, a graph input's type (the signature) and
   default value. A value another node makes needs no more: either that node is shared
-  too, or it is in a region, whose proof makes its value equal in both models.
+  too, or it is in a region, whose proof makes its value equal in both models;
+- the types inference gives its outputs in each model.
+
+A default-domain op means the same at two versions where conversion relabels between them
+(passes.version.relabel, the rule `--prove` takes a relabel by): no version between them
+changed its meaning (MEANING_CHANGES), and every attribute the node leaves out means the
+same at both (changed_defaults.absent_value). So Relu-14 in one model and Relu-13 in the
+other are one node; RoiAlign-16 and RoiAlign-10 without coordinate_transformation_mode are
+not (half_pixel against output_half_pixel). The verdict lists the pairs of versions so
+assumed (`relabelled_pairs`).
 """
 
 from __future__ import annotations
@@ -24,6 +33,10 @@ from __future__ import annotations
 import functools
 
 import onnx
+
+from passes.graph_utils import op_versions
+from passes.version.changed_defaults import absent_value
+from passes.version.relabel import meaning_changes_between
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
 MADE_BY_A_NODE = b"-"
@@ -66,9 +79,10 @@ def shared_nodes(
     candidate: onnx.ModelProto,
     ref_nodes: list[onnx.NodeProto],
     cand_nodes: list[onnx.NodeProto],
+    pairs: list[tuple[onnx.NodeProto, onnx.NodeProto]] | None = None,
 ) -> set[int]:
     """ids of the main-graph nodes (of either model) that are the same in both: each
-    reference node paired with one candidate node of the same key."""
+    reference node paired with one candidate node of the same key (appended to `pairs`)."""
     ref_key, cand_key = _Meanings(reference).node_key, _Meanings(candidate).node_key
     by_key: dict[bytes, list[onnx.NodeProto]] = {}
     for node in cand_nodes:
@@ -77,8 +91,29 @@ def shared_nodes(
     for node in ref_nodes:
         twins = by_key.get(ref_key(node))
         if twins:
-            shared |= {id(node), id(twins.pop())}
+            twin = twins.pop()
+            shared |= {id(node), id(twin)}
+            if pairs is not None:
+                pairs.append((node, twin))
     return shared
+
+
+def relabelled_pairs(
+    reference: onnx.ModelProto,
+    candidate: onnx.ModelProto,
+    pairs: list[tuple[onnx.NodeProto, onnx.NodeProto]],
+) -> list[str]:
+    """'Relu-13/Relu-14' for each op of the shared pairs whose schema versions differ
+    (default domain; their subgraphs' ops are not listed), sorted."""
+    ref, cand = _Meanings(reference).imports.get(""), _Meanings(candidate).imports.get("")
+    found = set()
+    for was, now in pairs:
+        if _domain(was.domain) != "":
+            continue
+        a, b = _schema_since(was.op_type, ref), _schema_since(now.op_type, cand)
+        if a != b:
+            found.add(f"{was.op_type}-{a}/{now.op_type}-{b}")
+    return sorted(found)
 
 
 def differing_sources(reference: onnx.ModelProto, candidate: onnx.ModelProto, names) -> list[str]:
@@ -113,6 +148,8 @@ class _Meanings:
     def __init__(self, model: onnx.ModelProto) -> None:
         self.imports = {_domain(i.domain): i.version for i in model.opset_import}
         self.sources = sources(model)
+        graph = model.graph
+        self.types = {v.name: v.type for v in (*graph.value_info, *graph.output)}
         self.functions = {(_domain(f.domain), f.name, f.overload): f for f in model.functions}
         self.function_keys: dict[tuple[str, str, str], bytes] = {}
 
@@ -121,7 +158,12 @@ class _Meanings:
         docstring)."""
         ops = b",".join(self.op_meanings(node, self.imports, frozenset()))
         read = b"".join(b"|" + self.sources.get(name, MADE_BY_A_NODE) for name in reads([node]))
-        return _stripped(node).SerializeToString(deterministic=True) + b"|ops:" + ops + read
+        typed = b"".join(b"|:" + self._type_bytes(name) for name in node.output)
+        return _stripped(node).SerializeToString(deterministic=True) + b"|ops:" + ops + read + typed
+
+    def _type_bytes(self, name: str) -> bytes:
+        found = self.types.get(name)
+        return b"?" if found is None else found.SerializeToString(deterministic=True)
 
     def op_meanings(self, node: onnx.NodeProto, imports: dict, calling: frozenset) -> list[bytes]:
         """What the op of `node` and those of its subgraphs mean under `imports`."""
@@ -137,8 +179,7 @@ class _Meanings:
         if ident in self.functions:  # a model-local function shadows any schema
             return b"function:" + self.function_key(ident, calling)
         if domain == "":
-            since = _schema_since(node.op_type, imports.get(""))
-            return f"{node.op_type}-{since}".encode()
+            return _relabel_class(node, _schema_since(node.op_type, imports.get(""))).encode()
         return f"{domain}.{node.op_type}@{imports.get(domain)}".encode()
 
     def function_key(self, ident: tuple[str, str, str], calling: frozenset) -> bytes:
@@ -181,6 +222,30 @@ def _strip(nodes) -> None:
             _strip(body.node)
 
 
+def _relabel_class(node: onnx.NodeProto, since: int | None) -> str:
+    """What a default-domain node's op means at schema version `since`, in words equal at
+    two versions exactly where the module docstring's rule takes them as one function:
+    the span between two changes of meaning that `since` lies in, and the absent value of
+    every attribute (of any version) that the node leaves out."""
+    op = node.op_type
+    if since is None:
+        return f"{op}-?"
+    span = max(meaning_changes_between(op, 0, since), default=0)
+    given = {a.name for a in node.attribute}
+    absent = [f"{n}={absent_value(op, n, since)!r}" for n in _attribute_names(op) - given]
+    return f"{op}@{span}[{';'.join(sorted(absent))}]"
+
+
+@functools.cache
+def _attribute_names(op_type: str) -> frozenset[str]:
+    """Every attribute name of any version of the op."""
+    return frozenset(
+        name
+        for version in op_versions(op_type)
+        for name in onnx.defs.get_schema(op_type, version, "").attributes
+    )
+
+
 def _domain(domain: str) -> str:
     return "" if domain in DEFAULT_DOMAINS else domain
 
@@ -195,4 +260,11 @@ def _schema_since(op_type: str, version: int | None) -> int | None:
         return None
 
 
-__all__ = ["captured", "differing_sources", "reads", "shared_nodes", "sources"]
+__all__ = [
+    "captured",
+    "differing_sources",
+    "reads",
+    "relabelled_pairs",
+    "shared_nodes",
+    "sources",
+]

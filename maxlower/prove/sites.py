@@ -62,7 +62,7 @@ from maxlower.prove.core import (
 from maxlower.prove.expansion import ExpansionUnproved, function_node, prove_expansion
 from maxlower.prove.models import differing_defaults, interface_differences
 from maxlower.prove.semilattice import semilattice_equal, semilattice_witness
-from maxlower.prove.shared import differing_sources, reads, shared_nodes
+from maxlower.prove.shared import differing_sources, reads, relabelled_pairs, shared_nodes
 from passes.graph_utils import graph_protos, with_reshape_ranks
 
 # What the full SMT proof takes on, measured on this machine (tests/test_prove_sites.py
@@ -1013,7 +1013,8 @@ def prove_regions(
     reference, candidate = _typed(reference), _typed(candidate)
     ref_scope, cand_scope = scopes(reference)["main graph"], scopes(candidate)["main graph"]
     versions = (_default_opset(reference), _default_opset(candidate))
-    shared = shared_nodes(reference, candidate, ref_scope.nodes, cand_scope.nodes)
+    pairs: list = []
+    shared = shared_nodes(reference, candidate, ref_scope.nodes, cand_scope.nodes, pairs)
     regions, unmatched = _regions(ref_scope, cand_scope, shared)
     options = ProofOptions(max_dim, timeout, policy.signed_zeros)
     scoped = ({"main graph": ref_scope}, {"main graph": cand_scope})
@@ -1032,8 +1033,16 @@ def prove_regions(
     if versions[0] != versions[1]:
         assumptions.append(
             f"the {len(shared) // 2} node(s) the models share compute the same at opsets "
-            f"{versions[0]} and {versions[1]} (each one's schema is the same at both)"
+            f"{versions[0]} and {versions[1]} (each one's schema is the same at both, or "
+            "its versions differ only where conversion relabels)"
         )
+        relabelled = relabelled_pairs(reference, candidate, pairs)
+        if relabelled:
+            assumptions.append(
+                "shared across versions, as conversion relabels (no change of meaning "
+                "between them; every attribute left out means the same at both): "
+                + ", ".join(relabelled)
+            )
     return SitesReport(proofs, policy, time.perf_counter() - start, "sites", assumptions)
 
 
