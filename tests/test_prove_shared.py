@@ -108,6 +108,12 @@ _ROI_ALIGN = (
     "g (float[1,2,6,6] x, float[2,4] rois, int64[2] batch) => (float[2,2,1,1] y) "
     "{ y = RoiAlign <output_height = 1, output_width = 1> (x, rois, batch) }"
 )
+# Squeeze (axes an attribute at 11, an input at 13), then a Softmax over axis 1 of a
+# rank-3 value, which means another thing at 11 and 13 (x of 64x... elements: regions)
+_SQUEEZED_SOFTMAX = (
+    "g (float[1,2,3,4] x) => (float[2,3,4] y) <int64[1] zero = {{0}}> "
+    "{{ s = Squeeze {axes} (x{a})  y = Softmax <axis = 1> (s) }}"
+)
 _ROIS = {
     "rois": np.array([[0, 0, 5, 5], [1.5, 0.5, 3.25, 4]], np.float32),
     "batch": np.zeros(2, np.int64),
@@ -175,6 +181,14 @@ PAIRS = [
         OPSET13 + "g (float[2,3,2] x) => (float[2,3,2] y) { y = Softmax <axis = 1> (x) }",
         {"x": np.arange(12, dtype=np.float32).reshape(2, 3, 2)},
         _onnxruntime,  # onnx.reference's Softmax normalises one axis at every version
+    ),
+    Pair(
+        "a region whose one pair is the same by the schemas and whose other is not",
+        '<ir_version: 8, opset_import: ["" : 11]>\n'
+        + _SQUEEZED_SOFTMAX.format(axes="<axes = [0]>", a=""),
+        OPSET13 + _SQUEEZED_SOFTMAX.format(axes="", a=", zero"),
+        {"x": np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4) / 7},
+        _onnxruntime,
     ),
     Pair(
         "the opset gives an op in a subgraph another schema",
@@ -277,3 +291,41 @@ def test_a_node_relabelled_across_versions_is_shared_and_the_assumption_says_so(
     report = prove_models(reference, candidate, timeout=20)
     assert report.status == "proved", report.summary()
     assert any("Relu-14/Relu-13" in a for a in report.assumptions), report.assumptions
+
+
+def test_a_region_whose_nodes_are_each_the_same_is_proved_node_by_node():
+    """A region of `prove A B` where Reshape-14 (allowzero=0) became Reshape-13 and the
+    ReduceMean-18 it feeds became ReduceMean-13 (axes an attribute): each pair is one
+    function by the schemas, so the region is, at any size; onnxruntime agrees."""
+    text = (
+        "g (float[64,64] x) => (float[64,1] y) <int64[2] shape = {{64, 64}}{axes}> "
+        "{{ r = Reshape {allowzero} (x, shape)  y = ReduceMean <keepdims = 1{attr}> (r{input}) }}"
+    )
+    reference = _model(
+        '<ir_version: 8, opset_import: ["" : 18]>\n'
+        + text.format(
+            axes=", int64[1] ax = {1}", allowzero="<allowzero = 0>", attr="", input=", ax"
+        )
+    )
+    candidate = _model(OPSET13 + text.format(axes="", allowzero="", attr=", axes = [1]", input=""))
+    report = prove_models(reference, candidate, timeout=20)
+    assert report.status == "proved", report.summary()
+    text = " ".join(report.assumptions)
+    assert "Reshape-13 and Reshape-14" in text and "ReduceMean-13 and ReduceMean-18" in text
+    x = {"x": np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)}
+    assert np.array_equal(_onnxruntime(reference, x)[0], _onnxruntime(candidate, x)[0])
+
+
+def test_a_node_with_a_body_is_not_taken_as_relabelled_across_opsets():
+    """An If holding a Softmax over axis 1 of a rank-3 value is the same node at 11 and
+    13, but its body's Softmax means another thing there: node by node, it is not one."""
+    from maxlower.prove.canonical import same_node_relabelled
+
+    text = (
+        "g (bool c, float[2,3,4] x) => (float[2,3,4] y) {{ y = If (c) <"
+        "then_branch = t () => (float[2,3,4] a) {{ a = Softmax <axis = 1> (x) }}, "
+        "else_branch = e () => (float[2,3,4] b) {{ b = Identity (x) }}> }}"
+    )
+    at = [_model(f'<ir_version: 8, opset_import: ["" : {v}]>\n' + text.format()) for v in (11, 13)]
+    assert same_node_relabelled(*at) is None
+    assert same_node_relabelled(at[1], at[1]) == ""

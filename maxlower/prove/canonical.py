@@ -38,6 +38,7 @@ import itertools
 import numpy as np
 import onnx
 
+from maxlower.prove.shared import relabel_class, stripped_key, typed_alike
 from maxlower.sparse import default_opset
 from passes.version.changed_defaults import NOT_APPLICABLE, UNSAID, absent_value
 from passes.version.relabel import MEANING_CHANGES
@@ -375,10 +376,115 @@ def _constant(array: np.ndarray, data_type: int) -> tuple:
 
 def same_by_schema(reference: onnx.ModelProto, candidate: onnx.ModelProto) -> str | None:
     """The assumption under which the two sides are one function (for the verdict), or
-    None when they are not the same node by their parameters."""
+    None when they are not the same node by their parameters, nor node by node
+    (`_same_node_by_node`)."""
     ref, cand = node_form(reference), node_form(candidate)
     if ref is None or cand is None:
+        return _same_node_by_node(reference, candidate)
+    return _same_forms(ref, cand)
+
+
+def _same_node_by_node(reference: onnx.ModelProto, candidate: onnx.ModelProto) -> str | None:
+    """Two sides of several nodes each, paired by the values they make, each pair one
+    function by this argument or the same node at versions conversion relabels between
+    (maxlower.prove.shared's rule): then every value either side makes is the same in
+    both, in the order the nodes run, the site's outputs included (a region of `prove A
+    B` where Reshape-14 became 13 beside a ReduceMean whose axes moved). Else None."""
+    ref_constants, ref_nodes = constants_and_nodes(reference)
+    cand_constants, cand_nodes = constants_and_nodes(candidate)
+    if len(ref_nodes) < 2 or len(ref_nodes) != len(cand_nodes):
         return None
+    twins = {tuple(n.output): n for n in cand_nodes}
+    if len(twins) != len(cand_nodes):
+        return None
+    ref_types, cand_types = _inferred_types(reference), _inferred_types(candidate)
+    found = []
+    for node in ref_nodes:
+        twin = twins.get(tuple(node.output))
+        if twin is None:
+            return None
+        one = _one_node(reference, node, ref_types, ref_constants)
+        other = _one_node(candidate, twin, cand_types, cand_constants)
+        found.append(same_by_schema(one, other) or same_node_relabelled(one, other))
+    if None in found:
+        return None
+    return "; ".join(dict.fromkeys(a for a in found if a))
+
+
+def _inferred_types(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
+    """Every value's type as inference gives it from the site's typed inputs."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError):
+        inferred = model
+    graph = inferred.graph
+    return {v.name: v.type for v in (*graph.input, *graph.value_info, *graph.output)}
+
+
+def _one_node(
+    model: onnx.ModelProto,
+    node: onnx.NodeProto,
+    types: dict[str, onnx.TypeProto],
+    constants: dict[str, onnx.TensorProto],
+) -> onnx.ModelProto:
+    """`node` alone, reading its constants as constants and its other inputs as inputs
+    of the types in `types` (none where inference gives none), in `model`'s opsets."""
+    inputs, tensors = [], []
+    for name in dict.fromkeys(n for n in node.input if n):
+        if name in constants:
+            tensor = onnx.TensorProto()
+            tensor.CopyFrom(constants[name])
+            tensor.name = name
+            tensors.append(tensor)
+        else:
+            info = onnx.ValueInfoProto(name=name)
+            if name in types:
+                info.type.CopyFrom(types[name])
+            inputs.append(info)
+    outputs = []
+    for name in node.output:
+        info = onnx.ValueInfoProto(name=name)
+        if name in types:
+            info.type.CopyFrom(types[name])
+        outputs.append(info)
+    graph = onnx.helper.make_graph([node], "pair", inputs, outputs, initializer=tensors)
+    one = onnx.ModelProto()
+    one.CopyFrom(model)
+    one.graph.CopyFrom(graph)
+    return one
+
+
+def same_node_relabelled(reference: onnx.ModelProto, candidate: onnx.ModelProto) -> str | None:
+    """For two one-node models holding the same node (its name aside), the assumption
+    that it computes the same at both models' versions, where maxlower.prove.shared's
+    rule says so (the same node at one version needs none: ''); else None."""
+    (a,), (b,) = (constants_and_nodes(m)[1] for m in (reference, candidate))
+    if stripped_key(a) != stripped_key(b) or a.domain not in ("", "ai.onnx"):
+        return None
+    versions = [default_opset(m) for m in (reference, candidate)]
+    subgraphs = onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS
+    if versions[0] != versions[1] and any(x.type in subgraphs for x in a.attribute):
+        return None  # (the ops of its bodies may mean other things at the two opsets)
+    since = [_since(a.op_type, v) for v in versions]
+    if None in since or relabel_class(a, since[0]) != relabel_class(b, since[1]):
+        return None
+    typed = [{v.name: v.type for v in m.graph.output} for m in (reference, candidate)]
+    if not typed_alike(*typed, a.output):
+        return None
+    if since[0] == since[1]:
+        return ""
+    low, high = sorted(since)  # type: ignore[type-var]
+    return f"{a.op_type}-{low} and {a.op_type}-{high} compute the same (conversion relabels)"
+
+
+def _since(op_type: str, opset: int | None) -> int | None:
+    try:
+        return onnx.defs.get_schema(op_type, opset or 0, "").since_version
+    except onnx.defs.SchemaError:
+        return None
+
+
+def _same_forms(ref: Form, cand: Form) -> str | None:
     if (ref.op_type, ref.values, ref.outputs) != (cand.op_type, cand.values, cand.outputs):
         return None
     for name in dict.fromkeys([*ref.params, *cand.params]):

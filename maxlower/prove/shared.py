@@ -17,7 +17,8 @@ it its meaning is the same in both (`node_key`):
   read by name): an initializer's type and value, a graph input's type (the signature) and
   default value. A value another node makes needs no more: either that node is shared
   too, or it is in a region, whose proof makes its value equal in both models;
-- the types inference gives its outputs in each model.
+- the types inference gives its outputs, alike in both models where both say
+  (`typed_alike`).
 
 A default-domain op means the same at two versions where conversion relabels between them
 (passes.version.relabel, the rule `--prove` takes a relabel by): no version between them
@@ -83,14 +84,14 @@ def shared_nodes(
 ) -> set[int]:
     """ids of the main-graph nodes (of either model) that are the same in both: each
     reference node paired with one candidate node of the same key (appended to `pairs`)."""
-    ref_key, cand_key = _Meanings(reference).node_key, _Meanings(candidate).node_key
+    ref, cand = _Meanings(reference), _Meanings(candidate)
     by_key: dict[bytes, list[onnx.NodeProto]] = {}
     for node in cand_nodes:
-        by_key.setdefault(cand_key(node), []).append(node)
+        by_key.setdefault(cand.node_key(node), []).append(node)
     shared: set[int] = set()
     for node in ref_nodes:
-        twins = by_key.get(ref_key(node))
-        if twins:
+        twins = by_key.get(ref.node_key(node))
+        if twins and typed_alike(ref.types, cand.types, node.output):
             twin = twins.pop()
             shared |= {id(node), id(twin)}
             if pairs is not None:
@@ -158,12 +159,7 @@ class _Meanings:
         docstring)."""
         ops = b",".join(self.op_meanings(node, self.imports, frozenset()))
         read = b"".join(b"|" + self.sources.get(name, MADE_BY_A_NODE) for name in reads([node]))
-        typed = b"".join(b"|:" + self._type_bytes(name) for name in node.output)
-        return _stripped(node).SerializeToString(deterministic=True) + b"|ops:" + ops + read + typed
-
-    def _type_bytes(self, name: str) -> bytes:
-        found = self.types.get(name)
-        return b"?" if found is None else found.SerializeToString(deterministic=True)
+        return _stripped(node).SerializeToString(deterministic=True) + b"|ops:" + ops + read
 
     def op_meanings(self, node: onnx.NodeProto, imports: dict, calling: frozenset) -> list[bytes]:
         """What the op of `node` and those of its subgraphs mean under `imports`."""
@@ -179,7 +175,7 @@ class _Meanings:
         if ident in self.functions:  # a model-local function shadows any schema
             return b"function:" + self.function_key(ident, calling)
         if domain == "":
-            return _relabel_class(node, _schema_since(node.op_type, imports.get(""))).encode()
+            return relabel_class(node, _schema_since(node.op_type, imports.get(""))).encode()
         return f"{domain}.{node.op_type}@{imports.get(domain)}".encode()
 
     def function_key(self, ident: tuple[str, str, str], calling: frozenset) -> bytes:
@@ -203,6 +199,11 @@ class _Meanings:
         return self.function_keys[ident]
 
 
+def stripped_key(node: onnx.NodeProto) -> bytes:
+    """What a node is, its name and doc strings aside (`_stripped`), as bytes."""
+    return _stripped(node).SerializeToString(deterministic=True)
+
+
 def _stripped(proto):
     """A copy of a node or function without the names and doc strings of it and of the
     nodes it holds (subgraphs included), which change nothing it computes."""
@@ -222,7 +223,29 @@ def _strip(nodes) -> None:
             _strip(body.node)
 
 
-def _relabel_class(node: onnx.NodeProto, since: int | None) -> str:
+def typed_alike(ref: dict, cand: dict, names) -> bool:
+    """Whether inference types each of `names` alike in both models, where it says: one
+    element type, one rank, and one size of each dim both know (an op whose shape formula
+    changed between the versions, as AveragePool's with ceil_mode at 22, makes another
+    shape of the same inputs)."""
+    for name in names:
+        a, b = ref.get(name), cand.get(name)
+        if a is None or b is None or not (a.HasField("tensor_type") and b.HasField("tensor_type")):
+            continue
+        a, b = a.tensor_type, b.tensor_type
+        if a.elem_type and b.elem_type and a.elem_type != b.elem_type:
+            return False
+        if not (a.HasField("shape") and b.HasField("shape")):
+            continue
+        if len(a.shape.dim) != len(b.shape.dim):
+            return False
+        for x, y in zip(a.shape.dim, b.shape.dim):
+            if x.HasField("dim_value") and y.HasField("dim_value") and x.dim_value != y.dim_value:
+                return False
+    return True
+
+
+def relabel_class(node: onnx.NodeProto, since: int | None) -> str:
     """What a default-domain node's op means at schema version `since`, in words equal at
     two versions exactly where the module docstring's rule takes them as one function:
     the span between two changes of meaning that `since` lies in, and the absent value of
@@ -264,7 +287,10 @@ __all__ = [
     "captured",
     "differing_sources",
     "reads",
+    "relabel_class",
     "relabelled_pairs",
     "shared_nodes",
     "sources",
+    "stripped_key",
+    "typed_alike",
 ]
