@@ -38,14 +38,14 @@ END_MARKER = "<!-- real-corpus-verify:end -->"
 
 
 def batch(
-    corpora: list[Path], target: int, work: Path, jobs: int, check: str = "--verify"
+    corpora: list[Path], target: int, work: Path, jobs: int, check: str = "--verify", *more: str
 ) -> tuple[list[dict], float]:
     """(the batch's JSON lines, its seconds): `maxlower convert CORPORA --opset T` with
-    `check` (--verify, or --prove for real_corpus_prove.py)."""
+    `check` (--verify, or --prove for real_corpus_prove.py) and `more` options."""
     lines = work / f"opset{target}.jsonl"
     command = [sys.executable, "-m", "maxlower", "convert", *map(str, corpora)]
     command += ["--opset", str(target)]
-    command += ["-o", str(work / f"opset{target}"), check, "--jobs", str(jobs), "-q"]
+    command += ["-o", str(work / f"opset{target}"), check, *more, "--jobs", str(jobs), "-q"]
     command += ["--json", str(lines)]
     started = time.perf_counter()
     subprocess.run(command, capture_output=True, text=True)
