@@ -324,8 +324,11 @@ def _plain(form: Form, rank: int | None) -> bool:
     axes = form.params.get("axes", ABSENT)
     if axes == ABSENT:
         return True
-    if rank is None or not isinstance(axes, tuple) or not axes:
+    if not isinstance(axes, tuple) or not axes:
         return False
+    if rank is None:  # (any rank: axes from the front, each once, in order, mean one thing,
+        # or are out of range at both versions)
+        return all(a >= 0 for a in axes) and list(axes) == sorted(set(axes))
     if form.op_type == "Unsqueeze":
         rank += len(axes)
     normal = [a + rank if a < 0 else a for a in axes]
