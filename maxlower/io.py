@@ -247,14 +247,18 @@ def _proto_shapes(model: onnx.ModelProto) -> Iterator[tuple[int | None, ...] | N
 def _light_model(
     proto: onnx.ModelProto, base_dirs: str | os.PathLike | dict[str, str] | None
 ) -> tuple[onnx.ModelProto, Callable[[onnx.ModelProto], onnx.ModelProto]]:
-    """`proto` with its large or external main-graph initializers as typed graph inputs
-    (a shallow rebuild: nodes and small tensors are copied, large tensors are not) and its
-    small external ones read in, and the function that puts the originals back into a model
-    derived from it."""
+    """`proto` with its large or external main-graph initializers, and those a caller may
+    override, as typed graph inputs (a shallow rebuild: nodes and small tensors are copied,
+    large tensors are not) and its small external ones read in, and the function that puts
+    the originals back into a model derived from it."""
     graph = proto.graph
     heavy, loaded = [], {}
+    # From IR 4 an initializer listed as a graph input is a default a caller may override:
+    # inference must not read its value (a Reshape to it would get the default's shape).
+    # Before IR 4 every initializer had to be listed so: those stay constants.
+    overridable = {v.name for v in graph.input} if proto.ir_version >= 4 else set()
     for tensor in graph.initializer:
-        if _nbytes(tensor) > _CHECKER_TENSOR_LIMIT:
+        if _nbytes(tensor) > _CHECKER_TENSOR_LIMIT or tensor.name in overridable:
             heavy.append(tensor)
         elif tensor.data_location == onnx.TensorProto.EXTERNAL:
             base_dir = base_dir_of(tensor, base_dirs)

@@ -383,41 +383,70 @@ def add_reshape_ranks(model: onnx.ModelProto) -> bool:
     its shape input has elements, in every version. onnx's inference says nothing when
     the shape is computed at run time (TorchScript exports with dynamic axes: 501 of
     swin_t's 3,225 values untyped at opset 11), and everything downstream, a Softmax's
-    rank included, stays unknown. Returns whether any was given (main graph and
-    subgraphs; names are unique across them)."""
-    graphs = list(graph_protos(model.graph))
-    infos: dict[str, onnx.ValueInfoProto] = {}
-    for graph in graphs:
-        for info in (*graph.input, *graph.value_info, *graph.output):
-            infos.setdefault(info.name, info)
-    lengths = {t.name: list(t.dims) for g in graphs for t in g.initializer}
+    rank included, stays unknown. Returns whether any was given.
+
+    Each graph sees its own values and those of the graphs around it, its own first (a
+    subgraph's initializer named like an outer value is not that value: red team of
+    089c1ac); an initializer that is also a graph input is a default a caller may
+    override, whose length is no fact."""
+    return _rank_reshapes_in(model.graph, {}, {})
+
+
+def _rank_reshapes_in(
+    graph: onnx.GraphProto,
+    outer_infos: dict[str, onnx.ValueInfoProto | None],
+    outer_lengths: dict[str, list[int] | None],
+) -> bool:
+    infos = dict(outer_infos)
+    lengths = dict(outer_lengths)
+    inputs = {v.name for v in graph.input}
+    made = {name for node in graph.node for name in node.output} | inputs
+    for name in made:  # this graph's own values hide the outer ones of their names
+        infos[name], lengths[name] = None, None
+    for info in (*graph.input, *graph.value_info, *graph.output):
+        infos[info.name] = info
+    for tensor in graph.initializer:
+        lengths[tensor.name] = None if tensor.name in inputs else list(tensor.dims)
     added = False
-    for graph in graphs:
-        for node in graph.node:
-            if node.op_type != "Reshape" or node.domain not in ("", "ai.onnx"):
-                continue
-            if len(node.input) < 2:  # Reshape-1's shape attribute: inference reads it
-                continue
-            target = infos.get(node.output[0])
-            if target is None or not target.type.HasField("tensor_type"):
-                continue
-            tensor_type = target.type.tensor_type
-            length = _static_length(node.input[1], infos, lengths)
-            if tensor_type.HasField("shape") or length is None:
-                continue
-            tensor_type.shape.SetInParent()
-            for _ in range(length):
-                tensor_type.shape.dim.add()
+    for node in graph.node:
+        if _rank_one_reshape(node, infos, lengths):
             added = True
+        for attribute in node.attribute:
+            for body in [attribute.g] * attribute.HasField("g") + list(attribute.graphs):
+                added = _rank_reshapes_in(body, infos, lengths) or added
     return added
 
 
+def _rank_one_reshape(
+    node: onnx.NodeProto,
+    infos: dict[str, onnx.ValueInfoProto | None],
+    lengths: dict[str, list[int] | None],
+) -> bool:
+    if node.op_type != "Reshape" or node.domain not in ("", "ai.onnx"):
+        return False
+    if len(node.input) < 2:  # Reshape-1's shape attribute: inference reads it
+        return False
+    target = infos.get(node.output[0])
+    if target is None or not target.type.HasField("tensor_type"):
+        return False
+    tensor_type = target.type.tensor_type
+    length = _static_length(node.input[1], infos, lengths)
+    if tensor_type.HasField("shape") or length is None:
+        return False
+    tensor_type.shape.SetInParent()
+    for _ in range(length):
+        tensor_type.shape.dim.add()
+    return True
+
+
 def _static_length(
-    name: str, infos: dict[str, onnx.ValueInfoProto], initializers: dict[str, list[int]]
+    name: str,
+    infos: dict[str, onnx.ValueInfoProto | None],
+    initializers: dict[str, list[int] | None],
 ) -> int | None:
     """The length of the 1-D tensor `name` where its type or initializer gives it."""
-    if name in initializers:
-        dims = initializers[name]
+    dims = initializers.get(name)
+    if dims is not None:
         return dims[0] if len(dims) == 1 else None
     info = infos.get(name)
     if info is None or not info.type.tensor_type.HasField("shape"):

@@ -820,6 +820,7 @@ def _resize_pairs(draw):
         opset = draw(st.sampled_from([11, 13, 18, 19]))
         attrs = {"mode": mode}
         transforms = ["half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"]
+        transforms += ["tf_crop_and_resize"]  # (an empty roi an error, a left-out one not)
         transforms += ["tf_half_pixel_for_nn"] * (opset < 13)
         attrs["coordinate_transformation_mode"] = draw(st.sampled_from(transforms))
         if mode == "nearest":

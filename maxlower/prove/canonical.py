@@ -142,8 +142,9 @@ def node_form(model: onnx.ModelProto) -> Form | None:
     rank = _rank(model, node.input[0])
     if node.op_type == "Reshape":
         _drop_idle_allowzero(params, values)
-    if node.op_type == "Resize":
-        _empty_is_absent(values, (1, 2))
+    if node.op_type == "Resize" and schema.since_version < 13:
+        crops = params.get("coordinate_transformation_mode") == b"tf_crop_and_resize"
+        _empty_is_absent(values, (2,) if crops else (1, 2))
     if node.op_type == "Shape":
         params.update(_shape_bounds(params.get("start"), params.get("end")))
     if node.op_type == "Split":
@@ -284,8 +285,9 @@ def _empty_is_absent(values: list[object], positions: tuple[int, ...]) -> None:
     """An input that a version requires where a later one makes it optional, given as an
     empty constant, read as left out: Resize-11's roi and scales (onnx.defs: "If 'sizes'
     is needed, the user can use an empty string as the name of 'scales'", and roi "only
-    takes effect when coordinate_transformation_mode is tf_crop_and_resize"; an empty
-    one is what the adapter writes below 13)."""
+    takes effect when coordinate_transformation_mode is tf_crop_and_resize", where an
+    empty one is an error and a left-out one is not: red team of de7dff6). Only below 13,
+    where the input is required: from 13 an empty input is one given empty."""
     for k in positions:
         value = values[k] if k < len(values) else None
         if isinstance(value, tuple) and 0 in value[3]:

@@ -62,7 +62,13 @@ from maxlower.prove.core import (
 from maxlower.prove.expansion import ExpansionUnproved, function_node, prove_expansion
 from maxlower.prove.models import differing_defaults, interface_differences
 from maxlower.prove.semilattice import semilattice_equal, semilattice_witness
-from maxlower.prove.shared import differing_sources, reads, relabelled_pairs, shared_nodes
+from maxlower.prove.shared import (
+    changes_between,
+    differing_sources,
+    reads,
+    relabelled_pairs,
+    shared_nodes,
+)
 from passes.graph_utils import graph_protos, with_reshape_ranks
 
 # What the full SMT proof takes on, measured on this machine (tests/test_prove_sites.py
@@ -276,7 +282,7 @@ def prove_stages(stages: Iterable, options: ProofOptions, base_dir=None) -> Site
     policy = Policy(signed_zeros=options.signed_zeros)
     proofs: list[SiteProof] = []
     for stage in stages:
-        before, after = scopes(stage.before), scopes(stage.after)
+        before, after = _typed_scopes(stage.before), _typed_scopes(stage.after)
         records, unpaired = _relabels_checked(stage.records, before, after)
         found, unplaced = sites(stage.before, stage.after, records)
         for site in found:
@@ -291,6 +297,31 @@ def prove_stages(stages: Iterable, options: ProofOptions, base_dir=None) -> Site
 
 
 CHANGED_RELABEL = "relabelled, but changed"
+ACROSS_A_CHANGE = "relabelled across a change of meaning"
+
+
+def _typed_scopes(model: onnx.ModelProto) -> dict[str, Scope]:
+    """The model's scopes, their values typed by what holds in every run (`_typed`), not by
+    the types the run inferred, which a declared value_info or a default a caller may
+    override decided (red team of de7dff6); a graph's outputs keep their declared types
+    where inference gives none (a site's outputs are typed as its model declares them,
+    which the proof takes as conditions, never as facts: see SitesReport.coverage)."""
+    typed, declared = scopes(_typed(model)), scopes(model)
+    for where, scope in typed.items():
+        if where not in declared:
+            continue
+        own, types = declared[where], scope.type_protos
+        outputs = {
+            n: own.type_protos[n]
+            for n in own.outputs
+            if n in own.type_protos and not _shaped(types.get(n))
+        }
+        scope.type_protos = collections.ChainMap(outputs, *types.maps)
+    return typed
+
+
+def _shaped(type_proto: onnx.TypeProto | None) -> bool:
+    return type_proto is not None and type_proto.tensor_type.HasField("shape")
 
 
 def _names_read(model: onnx.ModelProto) -> set[str]:
@@ -440,6 +471,11 @@ def _relabels_checked(
             kept.append(record)
             continue
         was, now = serialized(record.where, record.node)
+        if was and len(was) == len(now) == 1 and _across_a_change(record):
+            # the conversion's own types decided it (a Softmax over the last axis of a
+            # rank the converter's inference gave): the site is proved with the prover's
+            kept.append(dataclasses.replace(record, kind=ACROSS_A_CHANGE))
+            continue
         if not was or sorted(was) == sorted(now):
             # unchanged: nothing to prove; or made by an earlier step of this stage (a
             # family rewrite's helper nodes), and so proved as part of that rewrite's site
@@ -449,6 +485,16 @@ def _relabels_checked(
         else:
             unpaired.append(record)
     return kept, unpaired
+
+
+def _across_a_change(record: Record) -> bool:
+    """Whether a relabel crosses a version at which its op's meaning (or onnxruntime's
+    kernel) changed (maxlower.prove.shared.changes_between): Softmax-11 to 13, whose
+    meaning is one only for the last axis alone."""
+    versions = record.step.split("→")
+    if len(versions) != 2 or not all(v.isdigit() for v in versions):
+        return False
+    return bool(changes_between(record.op_type, int(versions[0]), int(versions[1])))
 
 
 def _by_label(scopes_of: dict[str, Scope], where: str, label: str) -> list[bytes]:
