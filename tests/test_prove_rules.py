@@ -141,3 +141,17 @@ def test_semilattice_proves_a_slice_tree_of_4096_and_refutes_a_dropped_element()
         after.graph.initializer.append(onnx.numpy_helper.from_array(moved, name))
         first_slice.input[k] = name
     assert semilattice_equal(instance.model, after) is False  # element 0 is in no set
+
+
+def test_the_sizes_proved_column_says_all_only_where_the_node_is_left_as_it_is():
+    from maxlower.prove.rules import Row, compact_table, sizes_proved
+
+    assert sizes_proved({"unchanged"}, [1, 2, 3, 4]).startswith("all")
+    for methods in ({"semilattice"}, {"order", "full"}, {"unchanged", "lemma"}):
+        assert sizes_proved(methods, [1, 2, 3, 4]).startswith("n ≤ 4"), methods
+    rows = [
+        Row("Max 6→8", "float32", [1, 2], 2, {"unchanged"}),
+        Row("X", "int8", [0, 3], 2, {"order"}),
+    ]
+    text = compact_table(rows)
+    assert "| Max 6→8 | float32 | 1..2 | all" in text and "| X | int8 | 0..3 | n ≤ 3" in text
