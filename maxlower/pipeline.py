@@ -357,7 +357,7 @@ def _inference_conflicts_refused(
     source: int | None,
     target: int | None,
     conversions: Iterable[OtherOpConversion],
-    outputs_of: Callable[[str], list[str]] = lambda node: [],
+    outputs_of: Callable[[str, str], list[str]] = lambda node, op_type: [],
     unconfirmed: dict[str, str] | None = None,
 ) -> Iterator[None]:
     """A converted node whose output shape, as ONNX infers it at the target, is not the one
@@ -401,16 +401,9 @@ def _inference_conflicts_refused(
                 f"converted to opset {target} they do not ({concise(error)})",
                 "target opset 11 or later (If-11 allows branches of different shapes)",
             ) from None
-        if conflict is not None and conflict.group(1) in taken_as_is:
-            op_type = conflict.group(1)
-            raise ConversionError(
-                conflict.group(2) or f"<unnamed {op_type}>",
-                op_type,
-                f"at opset {target} ONNX gives its output another shape than at opset "
-                f"{source} ({concise(error)}), so the op means something else there",
-                _same_schema_remedy(op_type, source),
-            ) from None
-        made = outputs_of(conflict.group(2) or "") if conflict is not None else []
+        # a declaration only the file vouches for is blamed first: the node that conflicts
+        # may be one of our adapters' of an op relabelled elsewhere (red team of 7de8564)
+        made = outputs_of(conflict.group(2) or "", conflict.group(1)) if conflict else []
         blamed = [o for o in made if o in (unconfirmed or {})]
         if blamed and unconfirmed is not None:
             output, (node, op_type) = blamed[0], unconfirmed[blamed[0]].split("\0")
@@ -423,7 +416,31 @@ def _inference_conflicts_refused(
                 f"declare {output!r} of the shape the node computes (symbolic dims of the right "
                 "rank will do)",
             ) from None
+        if conflict is not None and _taken_as_is(conflict, conversions, taken_as_is):
+            op_type = conflict.group(1)
+            raise ConversionError(
+                conflict.group(2) or f"<unnamed {op_type}>",
+                op_type,
+                f"at opset {target} ONNX gives its output another shape than at opset "
+                f"{source} ({concise(error)}), so the op means something else there",
+                _same_schema_remedy(op_type, source),
+            ) from None
         raise
+
+
+def _taken_as_is(
+    conflict: re.Match[str], conversions: Iterable[OtherOpConversion], taken_as_is: set[str]
+) -> bool:
+    """Whether the conflicting node is one the run relabelled or delegated: by its name
+    where it has one (an adapter's node of an op relabelled elsewhere is ours, and stays
+    an internal error), by its op where onnx names none."""
+    op_type, name = conflict.group(1), conflict.group(2)
+    if not name:
+        return op_type in taken_as_is
+    return any(
+        c.node == name and c.op_type == op_type and c.how in (RELABELLED, DELEGATED)
+        for c in conversions
+    )
 
 
 def _outputs_declared_beyond_inference(proto: onnx.ModelProto) -> dict[str, str]:
@@ -448,7 +465,7 @@ def _outputs_declared_beyond_inference(proto: onnx.ModelProto) -> dict[str, str]
     for node in graph.node:
         for output in set(node.output) & declared:
             if not _inference_gives_a_shape(node, output, types, data, imports):
-                unconfirmed[output] = f"{node.name or '<unnamed>'}\0{node.op_type}"
+                unconfirmed[output] = f"{node.name or f'<unnamed {node.op_type}>'}\0{node.op_type}"
     return unconfirmed
 
 
@@ -474,15 +491,16 @@ def _inference_gives_a_shape(
     return found is not None and found.tensor_type.HasField("shape")
 
 
-def _outputs_of(model: ir.Model | onnx.ModelProto) -> Callable[[str], list[str]]:
-    """The names of what the main-graph node named `name` makes ([] if no such node)."""
+def _outputs_of(model: ir.Model | onnx.ModelProto) -> Callable[[str, str], list[str]]:
+    """What the main-graph nodes named `name` of op `op_type` make (onnx names no node
+    in its message when it has no name: every unnamed node of that op then)."""
 
-    def outputs(name: str) -> list[str]:
+    def outputs(name: str, op_type: str) -> list[str]:
         if isinstance(model, ir.Model):
-            node = next((n for n in model.graph if n.name == name), None)
-            return [v.name or "" for v in node.outputs] if node is not None else []
-        proto = next((n for n in model.graph.node if n.name == name), None)
-        return list(proto.output) if proto is not None else []
+            nodes = [n for n in model.graph if (n.name or "", n.op_type) == (name, op_type)]
+            return [v.name or "" for n in nodes for v in n.outputs]
+        protos = [n for n in model.graph.node if (n.name, n.op_type) == (name, op_type)]
+        return [o for n in protos for o in n.output]
 
     return outputs
 

@@ -487,6 +487,43 @@ def test_a_model_past_its_timeout_is_a_timeout_even_if_polled_after_it_would_end
     assert result is not None and (result.status, result.exit_code) == ("timeout", EXIT_BUDGET)
 
 
+@pytest.fixture
+def late_writer(tmp_path):
+    """Writes its output at once, then runs past any budget."""
+
+    @click.command("test-late-writer")
+    @click.option("--json", "json_path")
+    def late(json_path):
+        import time
+
+        (tmp_path / "out.onnx").write_bytes(b"written")
+        time.sleep(5)
+
+    cli.add_command(late)
+    yield "test-late-writer"
+    del cli.commands["test-late-writer"]
+
+
+def test_a_model_stopped_past_its_budget_leaves_no_output_it_wrote(late_writer, tmp_path):
+    """A child past its timeout whose write finished before SIGTERM took it (maxlower.files
+    holds SIGTERM until the renames are done) is a 'timeout', so its output goes: nothing
+    is left that the line says was not written (red team of 7de8564). An output older
+    than the run is another run's and stays."""
+    from maxlower.cli.model_run import ModelRun
+
+    out = tmp_path / "out.onnx"
+    run = ModelRun(late_writer, {}, 0.3, None, fork=True, output=out)
+    while (result := run.poll()) is None:
+        time.sleep(0.01)
+    assert result.status == "timeout" and not out.exists()
+    out.write_bytes(b"older")
+    os.utime(out, (time.time() - 60, time.time() - 60))
+    run = ModelRun("test-nap-never-registered", {}, 30.0, None, fork=True, output=out)
+    while (result := run.poll()) is None:
+        time.sleep(0.01)
+    assert out.read_bytes() == b"older"
+
+
 def test_a_model_within_its_timeout_is_not_stopped(nap_command):
     from maxlower.cli.model_run import ModelRun
 

@@ -10,7 +10,11 @@ shown different in onnxruntime), one class a test, fixed where its rule lives:
 4. AveragePool-19 and AveragePool-11, one function by the spec, run to other bits in
    onnxruntime (shared.KERNELS_APART: never shared, never a trusted relabel);
 5. Resize's empty roi read as left out at every version with tf_crop_and_resize (an error
-   there, a value when left out): only below 13, and never the roi of a crop."""
+   there, a value when left out): only below 13, and never the roi of a crop;
+
+and what the second red team found: a graph output's declaration typed a site's input
+(now only a site's outputs), and identical nodes read constants of other values (now
+compared, canonical.same_node_relabelled: tests/test_prove_shared.py)."""
 
 from __future__ import annotations
 
@@ -59,6 +63,8 @@ def _softmax_after_reshape(shape_from: str) -> onnx.ModelProto:
         inputs.append(s_in)
     if shape_from == "a declared value_info":
         infos.append(oh.make_tensor_value_info("s", TP.INT64, [2]))
+    if shape_from == "a declared output":  # (declared, never checked: red team of 6fe6590)
+        outputs.append(oh.make_tensor_value_info("r", TP.FLOAT, [2, 12]))
     if shape_from == "a subgraph's initializer":
 
         def branch(name: str, values: list[int]) -> onnx.GraphProto:
@@ -89,7 +95,8 @@ def _feeds(model: onnx.ModelProto) -> dict:
 
 
 @pytest.mark.parametrize(
-    "shape_from", ["a subgraph's initializer", "a default", "a declared value_info"]
+    "shape_from",
+    ["a subgraph's initializer", "a default", "a declared value_info", "a declared output"],
 )
 def test_a_rank_only_a_false_source_gives_proves_nothing(shape_from):
     """Fed [2, 3, 4] (its declared type allows it), the shape makes r of rank 3, where

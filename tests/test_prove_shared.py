@@ -114,6 +114,11 @@ _SQUEEZED_SOFTMAX = (
     "g (float[1,2,3,4] x) => (float[2,3,4] y) <int64[1] zero = {{0}}> "
     "{{ s = Squeeze {axes} (x{a})  y = Softmax <axis = 1> (s) }}"
 )
+# two nodes reading initializers: a region of two nodes where the constants differ
+_ADD_MUL = (
+    "g (float[64,64] inp) => (float[64,64] out) <float x_c = {{{x}}}, float w_c = {{{w}}}> "
+    "{{ a = Add(inp, x_c)  out = Mul(a, w_c) }}"
+)
 _ROIS = {
     "rois": np.array([[0, 0, 5, 5], [1.5, 0.5, 3.25, 4]], np.float32),
     "batch": np.zeros(2, np.int64),
@@ -189,6 +194,12 @@ PAIRS = [
         OPSET13 + _SQUEEZED_SOFTMAX.format(axes="", a=", zero"),
         {"x": np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4) / 7},
         _onnxruntime,
+    ),
+    Pair(
+        "a region's nodes read constants of other values under one name",
+        OPSET13 + _ADD_MUL.format(x="1.0", w="2.0"),
+        OPSET13 + _ADD_MUL.format(x="3.0", w="5.0"),
+        {"inp": np.ones((64, 64), np.float32)},
     ),
     Pair(
         "the opset gives an op in a subgraph another schema",
@@ -329,3 +340,12 @@ def test_a_node_with_a_body_is_not_taken_as_relabelled_across_opsets():
     at = [_model(f'<ir_version: 8, opset_import: ["" : {v}]>\n' + text.format()) for v in (11, 13)]
     assert same_node_relabelled(*at) is None
     assert same_node_relabelled(at[1], at[1]) == ""
+
+
+def test_group_normalization_is_not_one_node_across_21():
+    """Its scale and bias are per group at 18 and per channel at 21 (red team of 6fe6590:
+    shared across the two by prove A B, which does not check the reference's validity)."""
+    from maxlower.prove.shared import relabel_class
+
+    node = onnx.helper.make_node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=2)
+    assert relabel_class(node, 18) != relabel_class(node, 21)

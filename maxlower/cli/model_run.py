@@ -113,6 +113,7 @@ class ModelRun:
         self.json_path = self.directory / "result.json"
         params = {**params, "json_path": self.json_path}
         self.started = time.monotonic()
+        self.started_at = time.time()  # (to tell an output this run wrote from an older one)
         self.killed_for: str | None = None
         self._code: int | None = None  # once reaped
         self._memory_read = 0.0
@@ -210,6 +211,18 @@ class ModelRun:
                 with contextlib.suppress(OSError):
                     leftover.unlink()
 
+    def _remove_written_output(self) -> None:
+        """The output (and its external data) a child stopped past a budget wrote all the
+        same (SIGTERM waits until a write's renames are done): a model counted as
+        'timeout' or 'memory' leaves nothing, as its line says (red team of 7de8564). An
+        output older than the run is another run's, and stays."""
+        if self.output is None:
+            return
+        for path in (self.output, self.output.with_name(self.output.name + ".data")):
+            with contextlib.suppress(OSError):
+                if path.stat().st_mtime >= self.started_at:
+                    path.unlink()
+
     def _result(self, code: int) -> ModelResult:
         seconds = time.monotonic() - self.started
         stdout = _read_text(self.directory / "stdout")
@@ -218,6 +231,8 @@ class ModelRun:
         with contextlib.suppress(OSError, ValueError):
             document = json.loads(self.json_path.read_text(encoding="utf-8"))
         self.cleanup()
+        if self.killed_for is not None:
+            self._remove_written_output()
         if self.killed_for == "timeout":
             error = f"stopped after {self.timeout:g} s (--model-timeout)"
             return ModelResult("timeout", EXIT_BUDGET, seconds, error, stdout, None)

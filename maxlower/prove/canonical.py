@@ -463,8 +463,15 @@ def same_node_relabelled(reference: onnx.ModelProto, candidate: onnx.ModelProto)
     """For two one-node models holding the same node (its name aside), the assumption
     that it computes the same at both models' versions, where maxlower.prove.shared's
     rule says so (the same node at one version needs none: ''); else None."""
-    (a,), (b,) = (constants_and_nodes(m)[1] for m in (reference, candidate))
+    (ref_constants, (a,)), (cand_constants, (b,)) = map(constants_and_nodes, (reference, candidate))
     if stripped_key(a) != stripped_key(b) or a.domain not in ("", "ai.onnx"):
+        return None
+    # what it reads by name must be the same too: a constant's contents, or a free value
+    # on both sides (red team of 6fe6590: Add(x, W) with W 2.0 against W 5.0)
+    read = [name for name in a.input if name]
+    if [_tensor_key(ref_constants.get(n)) for n in read] != [
+        _tensor_key(cand_constants.get(n)) for n in read
+    ]:
         return None
     versions = [default_opset(m) for m in (reference, candidate)]
     subgraphs = onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS
@@ -480,6 +487,13 @@ def same_node_relabelled(reference: onnx.ModelProto, candidate: onnx.ModelProto)
         return ""
     low, high = sorted(since)  # type: ignore[type-var]
     return f"{a.op_type}-{low} and {a.op_type}-{high} compute the same (conversion relabels)"
+
+
+def _tensor_key(tensor: onnx.TensorProto | None) -> tuple | None:
+    """A constant by its element type, shape and contents (None: not a constant)."""
+    if tensor is None:
+        return None
+    return _constant(onnx.numpy_helper.to_array(tensor), tensor.data_type)
 
 
 def _since(op_type: str, opset: int | None) -> int | None:

@@ -303,20 +303,14 @@ ACROSS_A_CHANGE = "relabelled across a change of meaning"
 def _typed_scopes(model: onnx.ModelProto) -> dict[str, Scope]:
     """The model's scopes, their values typed by what holds in every run (`_typed`), not by
     the types the run inferred, which a declared value_info or a default a caller may
-    override decided (red team of de7dff6); a graph's outputs keep their declared types
-    where inference gives none (a site's outputs are typed as its model declares them,
-    which the proof takes as conditions, never as facts: see SitesReport.coverage)."""
+    override decided (red team of de7dff6). Each keeps its graph's declared output types
+    apart (`declared_outputs`), for a site's outputs where inference gives none
+    (`_value_info`)."""
     typed, declared = scopes(_typed(model)), scopes(model)
     for where, scope in typed.items():
-        if where not in declared:
-            continue
-        own, types = declared[where], scope.type_protos
-        outputs = {
-            n: own.type_protos[n]
-            for n in own.outputs
-            if n in own.type_protos and not _shaped(types.get(n))
-        }
-        scope.type_protos = collections.ChainMap(outputs, *types.maps)
+        own = declared.get(where)
+        outputs = {} if own is None else {n: own.type_protos.get(n) for n in own.outputs}
+        scope.declared_outputs = {n: t for n, t in outputs.items() if t is not None}  # type: ignore[attr-defined]
     return typed
 
 
@@ -862,8 +856,17 @@ def _value_info(
     name: str, first: Scope, then: Scope, what: str, shapes: bool = True
 ) -> onnx.ValueInfoProto:
     """The value's type in `first`, else in `then` (with `shapes`, only with a shape); an
-    initializer's (one stored as external data is a free value of a site) by its tensor."""
+    initializer's (one stored as external data is a free value of a site) by its tensor;
+    a site's output that is a graph's output, where inference gives it no shape, as the
+    graph declares it (`_typed_scopes`: a condition of the proof, never a site's input's
+    type: red team of 6fe6590)."""
     type_proto = first.type_protos.get(name) or then.type_protos.get(name)
+    if what == "output" and not _shaped(type_proto):
+        for scope in (first, then):
+            declared = getattr(scope, "declared_outputs", {}).get(name)
+            if _shaped(declared):
+                type_proto = declared
+                break
     stored = first.tensors.get(name) or then.tensors.get(name)
     if type_proto is None and stored is not None:
         type_proto = onnx.helper.make_tensor_type_proto(stored.data_type, stored.dims)

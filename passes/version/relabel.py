@@ -46,6 +46,9 @@ MEANING_CHANGES = {
     # and rounding said; a node spelt so that both mean one thing (resize.py) is unaffected
     ("Resize", 11): "resize_pinned",
     ("Scan", 9): None,  # batch axis and sequence_lens removed
+    # scale and bias per group at 18, per channel from 21 (one shape when the groups are
+    # the channels, but 21 also computes in stash_type's precision)
+    ("GroupNormalization", 21): None,
 }
 
 
