@@ -148,6 +148,14 @@ def _reshape_1(shape):
 
 
 SAME = {
+    # axes an input at 18 and an attribute at 13, left out of both: every axis reduced
+    # (noop_with_empty_axes=1 at 18 is another thing: NOT_SAME)
+    "no axes at 18 against none at 13": (
+        _reduce("ReduceMax", 18, None), _reduce("ReduceMax", 13, None)
+    ),
+    "Squeeze without axes across 13 (every dim of size 1)": (
+        _reduce("Squeeze", 11, None), _reduce("Squeeze", 13, None)
+    ),
     "axes input made the attribute": (
         _reduce("ReduceMax", 18, [1], keepdims=0), _reduce("ReduceMax", 13, [1], keepdims=0)
     ),
@@ -235,9 +243,6 @@ NOT_SAME = {
     "other keepdims": (_reduce("ReduceMax", 18, [1], 0), _reduce("ReduceMax", 13, [1], 1)),
     "noop with no axes is no reduction": (
         _reduce("ReduceMax", 18, None, noop=1), _reduce("ReduceMax", 13, None)
-    ),
-    "no axes at 18 against none at 13 (what an absent attribute does is not compared)": (
-        _reduce("ReduceMax", 18, None), _reduce("ReduceMax", 13, None)
     ),
     "axes computed at run time": (
         _reduce("ReduceMax", 18, [1], runtime=True), _reduce("ReduceMax", 13, [1])
@@ -980,11 +985,17 @@ def _unranked(op: str, opset: int, axes) -> onnx.ModelProto:
 @st.composite
 def _unranked_pairs(draw):
     """A reduction, Squeeze or Unsqueeze over axes drawn from -2..4 (in range of some
-    ranks, out of it for others), each side at an opset across 13 and 18, on an input whose
-    rank inference does not know."""
+    ranks, out of it for others) or none, each side at an opset across 13 and 18 (a
+    reduction at 18 with noop_with_empty_axes=1 sometimes), on an input whose rank
+    inference does not know."""
     op = draw(st.sampled_from(["ReduceMax", "ReduceSum", "Squeeze", "Unsqueeze"]))
-    axes = draw(st.lists(st.integers(-2, 4), min_size=1, max_size=2))
-    return [_unranked(op, draw(st.sampled_from([11, 13, 18])), axes) for _ in range(2)]
+    axes = draw(st.one_of(st.none(), st.lists(st.integers(-2, 4), min_size=1, max_size=2)))
+    sides = [_unranked(op, draw(st.sampled_from([11, 13, 18])), axes) for _ in range(2)]
+    for side in sides:  # (18's noop_with_empty_axes: what a reduction without axes does)
+        node = side.graph.node[0]
+        if op.startswith("Reduce") and side.opset_import[0].version >= 18 and draw(st.booleans()):
+            node.attribute.append(helper.make_attribute("noop_with_empty_axes", 1))
+    return sides
 
 
 def _assert_same_at_every_rank(reference, candidate, rng) -> None:

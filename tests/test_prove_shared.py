@@ -19,6 +19,7 @@ import pytest
 from click.testing import CliRunner
 from onnx.reference import ReferenceEvaluator
 
+import maxlower
 from maxlower.cli import cli
 from maxlower.runtime import onnxruntime_session
 
@@ -349,3 +350,44 @@ def test_group_normalization_is_not_one_node_across_21():
 
     node = onnx.helper.make_node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=2)
     assert relabel_class(node, 18) != relabel_class(node, 21)
+
+
+_NORM_THEN_RESHAPE = (
+    '<ir_version: 8, opset_import: ["" : 17]>\n'
+    "g (float[64,64] x) => (float[64,64] y) "
+    "<float[64] scale = {scale}, int64[2] shape = {{64, 64}}> "
+    "{{ n = LayerNormalization <axis = -1> (x, scale)  y = Reshape <allowzero = 0> (n, shape) }}"
+)
+
+
+def _norm_then_reshape(scale: float) -> onnx.ModelProto:
+    values = "{" + ", ".join([str(scale)] * 64) + "}"
+    return _model(
+        _NORM_THEN_RESHAPE.replace("{scale}", values).replace("{{", "{").replace("}}", "}")
+    )
+
+
+def test_a_region_is_proved_node_by_node_of_the_reference_an_expansion_included():
+    """LayerNormalization-17 expanded into its body at 13 beside a Reshape-14 relabelled:
+    one region of `prove A B` (its nodes are not shared), proved by parts: the body by
+    the expansion method, the Reshape by the schemas."""
+    reference = _norm_then_reshape(1.0)
+    candidate = maxlower.convert(reference, 13)
+    report = prove_models(reference, candidate, timeout=30)
+    assert report.status == "proved", report.summary()
+    assert any(s.method == "parts" for s in report.sites), report.summary()
+    text = " ".join(report.assumptions)
+    assert "LayerNormalization-17 computes its function body" in text and "Reshape-13" in text
+
+
+def test_a_region_whose_part_is_not_the_body_is_not_proved_by_parts():
+    """The same with the body's scale changed in the candidate (and a wrong epsilon):
+    the part does not match the body built from the reference, so no PROVED."""
+    reference = _norm_then_reshape(1.0)
+    candidate = maxlower.convert(reference, 13)
+    for tensor in candidate.graph.initializer:
+        if tensor.name == "scale":
+            tensor.CopyFrom(onnx.numpy_helper.from_array(np.full(64, 2.0, np.float32), "scale"))
+    x = {"x": np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)}
+    assert not np.array_equal(_onnxruntime(reference, x)[0], _onnxruntime(candidate, x)[0])
+    assert prove_models(reference, candidate, timeout=30).status != "proved"

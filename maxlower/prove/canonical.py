@@ -402,21 +402,21 @@ def _same_node_by_node(reference: onnx.ModelProto, candidate: onnx.ModelProto) -
     twins = {tuple(n.output): n for n in cand_nodes}
     if len(twins) != len(cand_nodes):
         return None
-    ref_types, cand_types = _inferred_types(reference), _inferred_types(candidate)
+    ref_types, cand_types = inferred_types(reference), inferred_types(candidate)
     found = []
     for node in ref_nodes:
         twin = twins.get(tuple(node.output))
         if twin is None:
             return None
-        one = _one_node(reference, node, ref_types, ref_constants)
-        other = _one_node(candidate, twin, cand_types, cand_constants)
+        one = one_node(reference, node, ref_types, ref_constants)
+        other = one_node(candidate, twin, cand_types, cand_constants)
         found.append(same_by_schema(one, other) or same_node_relabelled(one, other))
     if None in found:
         return None
     return "; ".join(dict.fromkeys(a for a in found if a))
 
 
-def _inferred_types(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
+def inferred_types(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
     """Every value's type as inference gives it from the site's typed inputs."""
     try:
         inferred = onnx.shape_inference.infer_shapes(model)
@@ -426,7 +426,7 @@ def _inferred_types(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
     return {v.name: v.type for v in (*graph.input, *graph.value_info, *graph.output)}
 
 
-def _one_node(
+def one_node(
     model: onnx.ModelProto,
     node: onnx.NodeProto,
     types: dict[str, onnx.TypeProto],
@@ -434,8 +434,24 @@ def _one_node(
 ) -> onnx.ModelProto:
     """`node` alone, reading its constants as constants and its other inputs as inputs
     of the types in `types` (none where inference gives none), in `model`'s opsets."""
+    return nodes_model(model, [node], types, constants)
+
+
+def nodes_model(
+    model: onnx.ModelProto,
+    nodes: list[onnx.NodeProto],
+    types: dict[str, onnx.TypeProto],
+    constants: dict[str, onnx.TensorProto],
+    outputs_of: list[str] | None = None,
+) -> onnx.ModelProto:
+    """`nodes` alone (in order), reading the constants they read as constants and every
+    other value they read and none of them makes as an input of its type in `types`,
+    giving `outputs_of` (default: the last node's outputs), in `model`'s opsets."""
+    made = {o for n in nodes for o in n.output}
+    read = [name for n in nodes for name in n.input if name and name not in made]
+    node = nodes[-1]
     inputs, tensors = [], []
-    for name in dict.fromkeys(n for n in node.input if n):
+    for name in dict.fromkeys(read):
         if name in constants:
             tensor = onnx.TensorProto()
             tensor.CopyFrom(constants[name])
@@ -447,12 +463,12 @@ def _one_node(
                 info.type.CopyFrom(types[name])
             inputs.append(info)
     outputs = []
-    for name in node.output:
+    for name in node.output if outputs_of is None else outputs_of:
         info = onnx.ValueInfoProto(name=name)
         if name in types:
             info.type.CopyFrom(types[name])
         outputs.append(info)
-    graph = onnx.helper.make_graph([node], "pair", inputs, outputs, initializer=tensors)
+    graph = onnx.helper.make_graph(list(nodes), "pair", inputs, outputs, initializer=tensors)
     one = onnx.ModelProto()
     one.CopyFrom(model)
     one.graph.CopyFrom(graph)
@@ -507,7 +523,8 @@ def _same_forms(ref: Form, cand: Form) -> str | None:
     if (ref.op_type, ref.values, ref.outputs) != (cand.op_type, cand.values, cand.outputs):
         return None
     for name in dict.fromkeys([*ref.params, *cand.params]):
-        if not _same(_param(ref, name), _param(cand, name)):
+        a, b = _param(ref, name), _param(cand, name)
+        if not (_same(a, b) or _both_not_given(a, b)):
             return None
     # an attribute left out of both still means each version's own absent value, which
     # may differ: RoiAlign's coordinate_transformation_mode is output_half_pixel at 10 and
@@ -524,6 +541,14 @@ def _same_forms(ref: Form, cand: Form) -> str | None:
         f"parameters{reading} (their schemas; an attribute left out means what its "
         "version does without it)"
     )
+
+
+def _both_not_given(a: object, b: object) -> bool:
+    """A parameter that is an attribute at one version and an input at the other, left
+    out of both: Squeeze-11 without `axes` and Squeeze-13 without its axes input both
+    squeeze every dim of size 1 (the versions of these ops differ in nothing else; a
+    reduction's noop_with_empty_axes, which 18 added for this case, is compared apart)."""
+    return {_text(a), _text(b)} == {UNSAID, ABSENT}
 
 
 def _schema_attributes(form: Form) -> set[str]:

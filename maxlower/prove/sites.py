@@ -42,7 +42,14 @@ from maxlower.external import is_external, read_all_in
 from maxlower.prove import ProofOptions
 from maxlower.prove import budget as budgets
 from maxlower.prove.budget import OverBudget
-from maxlower.prove.canonical import same_by_schema
+from maxlower.prove.canonical import (
+    constants_and_nodes,
+    inferred_types,
+    nodes_model,
+    one_node,
+    same_by_schema,
+    same_node_relabelled,
+)
 from maxlower.prove.core import (
     COUNTEREXAMPLE,
     INCONCLUSIVE,
@@ -596,6 +603,8 @@ def prove_site(
         elif (by_body := _by_body(site, reference, candidate, options, policy)) is not None:
             proved = by_body if by_body.ok else None
             decided = (by_body.status, "expansion", elements, by_body.reason, proved)
+        elif (by_parts := _by_parts(reference, candidate, options, policy)) is not None:
+            decided = (PROVED, "parts", elements, None, by_parts)
         elif reader is None:
             decided = _decide(reference, candidate, options, dims, remedy)
         else:
@@ -653,6 +662,69 @@ ZERO_SIGN_BLIND = frozenset(
         "Shape", "Size", "ArgMax", "ArgMin",
     }
 )  # fmt: skip
+
+
+def _by_parts(reference, candidate, options: ProofOptions, policy) -> ProofReport | None:
+    """A region proved node by node of the reference: each node, with the candidate's
+    nodes that make its outputs from what it reads (and constants), one function by the
+    schemas' argument, as the same node at versions conversion relabels between, or as
+    its function body (the expansion method). In the order the nodes run, every value the
+    reference makes is then the same in the candidate, the region's outputs included
+    (a `prove A B` region where an expanded LayerNormalization feeds a relabelled
+    Reshape). Else None, and the other methods decide."""
+    ref_constants, ref_nodes = constants_and_nodes(reference)
+    cand_constants, cand_nodes = constants_and_nodes(candidate)
+    if len(ref_nodes) < 2 or options.signed_zeros:
+        return None
+    ref_types, cand_types = inferred_types(reference), inferred_types(candidate)
+    maker = {o: n for n in cand_nodes for o in n.output if o}
+    order = {id(n): k for k, n in enumerate(cand_nodes)}
+    assumptions: list[str] = []
+    for node in ref_nodes:
+        part = _part_making(node, maker, cand_constants)
+        if part is None:
+            return None
+        one = one_node(reference, node, ref_types, ref_constants)
+        many = nodes_model(
+            candidate, sorted(part, key=lambda n: order[id(n)]), cand_types, cand_constants,
+            outputs_of=[o for o in node.output if o],
+        )  # fmt: skip
+        found = same_by_schema(one, many)
+        if found is None and len(part) == 1:
+            found = same_node_relabelled(one, many)
+        if found is None and function_node(one) is not None:
+            try:
+                found = "; ".join(prove_expansion(one, many, options, prove_run))
+            except ExpansionUnproved:
+                return None
+        if found is None:
+            return None
+        assumptions += [found] if found else []
+    return ProofReport(PROVED, policy, [], list(dict.fromkeys(assumptions)), "parts")
+
+
+def _part_making(node: onnx.NodeProto, maker: dict, constants: dict) -> list | None:
+    """The candidate's nodes that make `node`'s outputs from what `node` reads (its inputs
+    and constants), or None where they read anything else or hold a body (whose captured
+    values no input list names)."""
+    reads = {n for n in node.input if n}
+    part: dict[int, onnx.NodeProto] = {}
+    stack = [o for o in node.output if o]
+    while stack:
+        name = stack.pop()
+        if name in reads or name in constants:
+            continue
+        made_by = maker.get(name)
+        if made_by is None:
+            return None  # (a value `node` does not read)
+        if id(made_by) in part:
+            continue
+        if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+               for a in made_by.attribute):  # fmt: skip
+            return None
+        part[id(made_by)] = made_by
+        stack += [n for n in made_by.input if n]
+    return list(part.values()) if part else None
 
 
 def _zero_sign_reader(site: Site, before: Scope, after: Scope) -> str | None:
