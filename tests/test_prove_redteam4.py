@@ -155,3 +155,73 @@ def _resize(opset: int, roi: bool) -> onnx.ModelProto:
 @pytest.mark.parametrize(("with_roi", "without"), [(11, 13), (13, 19), (18, 18)])
 def test_an_empty_roi_of_a_crop_is_not_a_roi_left_out(with_roi, without):
     assert same_by_schema(_resize(with_roi, True), _resize(without, False)) is None
+
+
+# The third red team (of aed5c82): a Constant that a region outputs, a candidate node of no
+# part, and a kernel that follows the model's opset.
+def _squeeze_reduce(opset: int, extra: list, constant: int | None = None) -> onnx.ModelProto:
+    """Squeeze(x) over axis 0 then ReduceSum over axis 1 of float[1,64,64], axes as the
+    opset spells them; with `constant`, a Constant c (read by ReduceSum as its axes at 13)
+    also given as an output; `extra` nodes after."""
+    from onnx import numpy_helper
+
+    x = oh.make_tensor_value_info("x", TP.FLOAT, [1, 64, 64])
+    outputs = [oh.make_tensor_value_info("y", TP.FLOAT, [64, 1])]
+    inits = [numpy_helper.from_array(np.array([k], np.int64), f"ax{k}") for k in (0, 1)]
+    inits.append(numpy_helper.from_array(np.array([100], np.int64), "bad"))
+    nodes = []
+    axes = "ax1"
+    if constant is not None:
+        value = numpy_helper.from_array(np.array([constant], np.int64), "cv")
+        nodes.append(oh.make_node("Constant", [], ["c"], value=value))
+        nodes.append(oh.make_node("Identity", ["c"], ["cout"]))
+        outputs.append(oh.make_tensor_value_info("cout", TP.INT64, [1]))
+        axes = "c"
+    if opset < 13:
+        nodes += [
+            oh.make_node("Squeeze", ["x"], ["t"], axes=[0]),
+            oh.make_node("ReduceSum", ["t"], ["y"], axes=[1]),
+        ]
+    else:
+        nodes += [
+            oh.make_node("Squeeze", ["x", "ax0"], ["t"]),
+            oh.make_node("ReduceSum", ["t", axes], ["y"]),
+        ]
+    graph = oh.make_graph(nodes + extra, "g", [x], outputs, initializer=inits)
+    return oh.make_model(graph, opset_imports=[oh.make_opsetid("", opset)], ir_version=8)
+
+
+def test_a_constant_a_region_gives_out_is_compared():
+    reference = _squeeze_reduce(11, [], constant=0)
+    for extra in ([], [oh.make_node("Neg", ["t"], ["unused"])]):
+        candidate = _squeeze_reduce(13, extra, constant=1)
+        x = {"x": np.random.default_rng(0).random((1, 64, 64)).astype(np.float32)}
+        ref_out = onnxruntime_session(reference).run(None, x)[1]
+        assert not np.array_equal(ref_out, onnxruntime_session(candidate).run(None, x)[1])
+        assert prove_models(reference, candidate, timeout=30).status != "proved"
+
+
+def test_a_candidate_node_of_no_part_still_runs():
+    """An out-of-bounds Gather nothing reads fails the candidate on every input."""
+    reference = _squeeze_reduce(11, [])
+    candidate = _squeeze_reduce(13, [oh.make_node("Gather", ["t", "bad"], ["junk"], axis=0)])
+    assert prove_models(reference, candidate, timeout=30).status != "proved"
+    assert prove_models(reference, _squeeze_reduce(13, []), timeout=30).status == "proved"
+
+
+def _log_sum_exp(opset: int) -> onnx.ModelProto:
+    x = oh.make_tensor_value_info("x", TP.FLOAT16, [64, 64])
+    y = oh.make_tensor_value_info("y", TP.FLOAT16, [1, 1])
+    node = oh.make_node("ReduceLogSumExp", ["x"], ["y"])
+    graph = oh.make_graph([node], "g", [x], [y])
+    return oh.make_model(graph, opset_imports=[oh.make_opsetid("", opset)], ir_version=8)
+
+
+def test_float16_log_sum_exp_is_not_one_function_across_opsets():
+    """onnxruntime computes 13's in float32 (1.001e+04) and 18's and 20's in float16 (inf)."""
+    x = {"x": np.full((64, 64), 1e4, np.float16)}
+    at = {v: _log_sum_exp(v) for v in (13, 18, 20)}
+    assert not np.array_equal(_run(at[13], x), _run(at[18], x)), "onnxruntime agrees now"
+    for a, b in ((13, 18), (18, 20)):
+        assert same_by_schema(at[a], at[b]) is None
+        assert prove_models(at[a], at[b], timeout=30).status != "proved"

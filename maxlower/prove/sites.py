@@ -43,6 +43,7 @@ from maxlower.prove import ProofOptions
 from maxlower.prove import budget as budgets
 from maxlower.prove.budget import OverBudget
 from maxlower.prove.canonical import (
+    constant_outputs_agree,
     constants_and_nodes,
     inferred_types,
     nodes_model,
@@ -676,14 +677,18 @@ def _by_parts(reference, candidate, options: ProofOptions, policy) -> ProofRepor
     cand_constants, cand_nodes = constants_and_nodes(candidate)
     if len(ref_nodes) < 2 or options.signed_zeros:
         return None
+    if not constant_outputs_agree(reference, candidate):
+        return None
     ref_types, cand_types = inferred_types(reference), inferred_types(candidate)
     maker = {o: n for n in cand_nodes for o in n.output if o}
     order = {id(n): k for k, n in enumerate(cand_nodes)}
     assumptions: list[str] = []
+    covered: set[int] = set()
     for node in ref_nodes:
         part = _part_making(node, maker, cand_constants)
         if part is None:
             return None
+        covered |= {id(n) for n in part}
         one = one_node(reference, node, ref_types, ref_constants)
         many = nodes_model(
             candidate, sorted(part, key=lambda n: order[id(n)]), cand_types, cand_constants,
@@ -700,6 +705,8 @@ def _by_parts(reference, candidate, options: ProofOptions, policy) -> ProofRepor
         if found is None:
             return None
         assumptions += [found] if found else []
+    if len(covered) != len(cand_nodes):  # a node of no part still runs, and may fail
+        return None  # (red team of aed5c82: a Gather out of bounds that nothing reads)
     return ProofReport(PROVED, policy, [], list(dict.fromkeys(assumptions)), "parts")
 
 
