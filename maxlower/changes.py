@@ -56,6 +56,9 @@ class Scope:
     # the inputs of this graph and of every graph around it: an initializer so named is a
     # default a caller may override, never a constant, also where a subgraph reads it
     overridable: frozenset[str] = frozenset()
+    # the graph's outputs as the model declares them, where the prover types a scope by
+    # inference alone (maxlower.prove.sites._typed_scopes): a site's outputs, as conditions
+    declared_outputs: dict = dataclasses.field(default_factory=dict)
 
     def order(self) -> dict[int, int]:
         """{id(node): its place in the graph}."""

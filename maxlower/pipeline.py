@@ -358,7 +358,7 @@ def _inference_conflicts_refused(
     target: int | None,
     conversions: Iterable[OtherOpConversion],
     outputs_of: Callable[[str, str], list[str]] = lambda node, op_type: [],
-    unconfirmed: dict[str, str] | None = None,
+    unconfirmed: dict[str, tuple[str, str]] | None = None,
 ) -> Iterator[None]:
     """A converted node whose output shape, as ONNX infers it at the target, is not the one
     the model has, is refused like any node without an exact form (exit 3), not reported as
@@ -406,7 +406,7 @@ def _inference_conflicts_refused(
         made = outputs_of(conflict.group(2) or "", conflict.group(1)) if conflict else []
         blamed = [o for o in made if o in (unconfirmed or {})]
         if blamed and unconfirmed is not None:
-            output, (node, op_type) = blamed[0], unconfirmed[blamed[0]].split("\0")
+            output, (node, op_type) = blamed[0], unconfirmed[blamed[0]]
             raise ConversionError(
                 node,
                 op_type,
@@ -443,29 +443,33 @@ def _taken_as_is(
     )
 
 
-def _outputs_declared_beyond_inference(proto: onnx.ModelProto) -> dict[str, str]:
+def _outputs_declared_beyond_inference(proto: onnx.ModelProto) -> dict[str, tuple[str, str]]:
     """The main-graph outputs declared with a shape that the node making them does not
-    give by its own inference at the source, each with 'node name\\0op type': the
+    give by its own inference at the source, each with that node's label and op: the
     declarations that only the file vouches for. One node inference per declared output
-    (onnx.shape_inference.infer_node_outputs), on the types the input's check inferred."""
+    (onnx.shape_inference.infer_node_outputs), on the types the input's check inferred;
+    only those nodes' inputs are looked up (every conversion pays for this)."""
     graph = proto.graph
     declared = {o.name for o in graph.output if o.type.tensor_type.HasField("shape")}
-    if not declared:
+    makers = [n for n in graph.node if declared.intersection(n.output)]
+    if not makers:
         return {}
-    types = {v.name: v.type for v in (*graph.input, *graph.value_info, *graph.output)}
-    data = {t.name: t for t in graph.initializer}
-    for t in graph.initializer:
+    wanted = {name for node in makers for name in node.input if name}
+    infos = (*graph.input, *graph.value_info, *graph.output)
+    types = {v.name: v.type for v in infos if v.name in wanted}
+    data = {t.name: t for t in graph.initializer if t.name in wanted}
+    for t in data.values():
         types.setdefault(t.name, onnx.helper.make_tensor_type_proto(t.data_type, t.dims))
-    for node in graph.node:
-        default_domain = node.domain in ("", "ai.onnx")
-        if default_domain and node.op_type == "Constant" and node.attribute[0].name == "value":
+    for node in graph.node:  # a Constant's value, as inference reads it
+        constant = node.op_type == "Constant" and node.domain in ("", "ai.onnx")
+        if constant and node.output[0] in wanted and node.attribute[0].name == "value":
             data[node.output[0]] = node.attribute[0].t
     imports = {e.domain: e.version for e in proto.opset_import}
     unconfirmed = {}
-    for node in graph.node:
-        for output in set(node.output) & declared:
+    for node in makers:
+        for output in declared.intersection(node.output):
             if not _inference_gives_a_shape(node, output, types, data, imports):
-                unconfirmed[output] = f"{node.name or f'<unnamed {node.op_type}>'}\0{node.op_type}"
+                unconfirmed[output] = (node.name or f"<unnamed {node.op_type}>", node.op_type)
     return unconfirmed
 
 

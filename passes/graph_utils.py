@@ -389,6 +389,9 @@ def add_reshape_ranks(model: onnx.ModelProto) -> bool:
     subgraph's initializer named like an outer value is not that value: red team of
     089c1ac); an initializer that is also a graph input is a default a caller may
     override, whose length is no fact."""
+    graphs = graph_protos(model.graph)
+    if not any(n.op_type == "Reshape" for graph in graphs for n in graph.node):
+        return False  # (every conversion's check calls this: most graphs are done here)
     return _rank_reshapes_in(model.graph, {}, {})
 
 

@@ -40,6 +40,7 @@ import onnx
 
 from maxlower.prove.shared import relabel_class, stripped_key, typed_alike
 from maxlower.sparse import default_opset
+from passes.builder import schema_version
 from passes.version.changed_defaults import NOT_APPLICABLE, UNSAID, absent_value
 from passes.version.relabel import MEANING_CHANGES
 
@@ -514,7 +515,7 @@ def same_node_relabelled(reference: onnx.ModelProto, candidate: onnx.ModelProto)
     subgraphs = onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS
     if versions[0] != versions[1] and any(x.type in subgraphs for x in a.attribute):
         return None  # (the ops of its bodies may mean other things at the two opsets)
-    since = [_since(a.op_type, v) for v in versions]
+    since = [schema_version(a.op_type, v) if v is not None else None for v in versions]
     if None in since or relabel_class(a, since[0]) != relabel_class(b, since[1]):
         return None
     typed = [{v.name: v.type for v in m.graph.output} for m in (reference, candidate)]
@@ -531,13 +532,6 @@ def _tensor_key(tensor: onnx.TensorProto | None) -> tuple | None:
     if tensor is None:
         return None
     return _constant(onnx.numpy_helper.to_array(tensor), tensor.data_type)
-
-
-def _since(op_type: str, opset: int | None) -> int | None:
-    try:
-        return onnx.defs.get_schema(op_type, opset or 0, "").since_version
-    except onnx.defs.SchemaError:
-        return None
 
 
 def _same_forms(ref: Form, cand: Form) -> str | None:

@@ -106,7 +106,10 @@ def relabelled_pairs(
 ) -> list[str]:
     """'Relu-13/Relu-14' for each op of the shared pairs whose schema versions differ
     (default domain; their subgraphs' ops are not listed), sorted."""
-    ref, cand = _Meanings(reference).imports.get(""), _Meanings(candidate).imports.get("")
+    ref, cand = (
+        {_domain(i.domain): i.version for i in m.opset_import}.get("")
+        for m in (reference, candidate)
+    )
     found = set()
     for was, now in pairs:
         if _domain(was.domain) != "":

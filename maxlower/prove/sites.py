@@ -318,7 +318,7 @@ def _typed_scopes(model: onnx.ModelProto) -> dict[str, Scope]:
     for where, scope in typed.items():
         own = declared.get(where)
         outputs = {} if own is None else {n: own.type_protos.get(n) for n in own.outputs}
-        scope.declared_outputs = {n: t for n, t in outputs.items() if t is not None}  # type: ignore[attr-defined]
+        scope.declared_outputs = {n: t for n, t in outputs.items() if t is not None}
     return typed
 
 
@@ -942,7 +942,7 @@ def _value_info(
     type_proto = first.type_protos.get(name) or then.type_protos.get(name)
     if what == "output" and not _shaped(type_proto):
         for scope in (first, then):
-            declared = getattr(scope, "declared_outputs", {}).get(name)
+            declared = scope.declared_outputs.get(name)
             if _shaped(declared):
                 type_proto = declared
                 break
